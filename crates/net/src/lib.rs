@@ -1,0 +1,24 @@
+//! The link model shared by the simulator and the real-time emulator: serialisation at the
+//! link rate, propagation delay, a queue (drop-tail or RED), random loss, and scheduled
+//! changes (down/up, rate, delay, loss). It knows nothing of TCP and never reads a clock:
+//! callers pass the current time in nanoseconds, from a simulated or a monotonic clock.
+
+mod aqm;
+mod link;
+
+pub use aqm::{Aqm, AqmParams};
+pub use link::{DropReason, Enqueued, LinkDir, LinkParams, LinkStats, TxDone};
+
+/// Time in nanoseconds; the caller's clock.
+pub type Nanos = u64;
+
+/// What the link needs to know about a packet.
+pub trait Packet {
+    /// Bytes on the wire (headers included): what serialisation and byte limits count.
+    fn wire_bytes(&self) -> u32;
+}
+
+/// Serialisation time of `bytes` at `rate_bps`, rounded up to whole nanoseconds.
+pub fn tx_time(bytes: u32, rate_bps: u64) -> Nanos {
+    (bytes as u64 * 8 * 1_000_000_000).div_ceil(rate_bps)
+}

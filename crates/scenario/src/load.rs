@@ -1,0 +1,232 @@
+//! Reading a scenario file: TOML syntax, parameters and variants, shape, then validation.
+//! Every error carries the file, line, column and field.
+
+use crate::error::{ScenarioError, ScenarioErrors, did_you_mean, enrich_serde_message};
+use crate::model::Scenario;
+use crate::spans::{Seg, SpanIndex, render_path};
+use crate::spec::ScenarioSpec;
+use crate::validate::{Context, validate};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use toml::Value;
+
+#[derive(Clone, Debug, Default)]
+pub struct LoadOptions {
+    /// Congestion-control names the backend implements.
+    pub known_cc: Vec<String>,
+    /// `--set KEY=VALUE`: fixes a parameter (and removes it from the variant matrix).
+    pub overrides: Vec<(String, String)>,
+}
+
+pub fn load_file(path: &Path, opts: &LoadOptions) -> Result<Vec<Scenario>, ScenarioErrors> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        ScenarioErrors::single(ScenarioError { file: path.to_path_buf(), line: 0, column: 0, field: String::new(), message: format!("cannot read the file: {e}") })
+    })?;
+    load_str(&text, path, opts)
+}
+
+/// Parses `text` (named `file` in errors) and returns every variant, validated.
+pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Vec<Scenario>, ScenarioErrors> {
+    let err = |line, column, field: String, message: String| ScenarioError { file: file.to_path_buf(), line, column, field, message };
+
+    let root = toml::de::DeTable::parse(text).map_err(|e| {
+        let spans = SpanIndex::lines_only(text);
+        let (line, col) = e.span().map(|s| spans.line_col(s.start)).unwrap_or((0, 0));
+        ScenarioErrors::single(err(line, col, String::new(), format!("TOML syntax: {}", e.message().trim())))
+    })?;
+    let spans = SpanIndex::new(text, &root);
+    let at = |path: &[Seg], message: String| {
+        let (line, col) = spans.locate(path);
+        err(line, col, render_path(path), message)
+    };
+    let doc: toml::Table = toml::from_str(text).map_err(|e| ScenarioErrors::single(err(0, 0, String::new(), e.message().to_string())))?;
+
+    let mut params: BTreeMap<String, Value> = match doc.get("params") {
+        Some(Value::Table(t)) => t.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        Some(_) => return Err(ScenarioErrors::single(at(&[Seg::Key("params".into())], "expected a table of parameter defaults".into()))),
+        None => BTreeMap::new(),
+    };
+    let mut matrix: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    match doc.get("variants") {
+        Some(Value::Table(t)) => {
+            for (k, v) in t {
+                let path = [Seg::Key("variants".into()), Seg::Key(k.clone())];
+                match v {
+                    Value::Array(items) if !items.is_empty() => {
+                        matrix.insert(k.clone(), items.clone());
+                    }
+                    _ => return Err(ScenarioErrors::single(at(&path, "expected a non-empty array of values, e.g. [\"lia\", \"olia\"]".into()))),
+                }
+            }
+        }
+        Some(_) => return Err(ScenarioErrors::single(at(&[Seg::Key("variants".into())], "expected a table: parameter = [values]".into()))),
+        None => {}
+    }
+    for (k, raw) in &opts.overrides {
+        if !params.contains_key(k) && !matrix.contains_key(k) {
+            let known: Vec<&str> = params.keys().chain(matrix.keys()).map(String::as_str).collect();
+            let hint = did_you_mean(k, known.iter().copied()).map(|s| format!("; did you mean `{s}`?")).unwrap_or_else(|| format!("; the file's parameters are: {}", known.join(", ")));
+            return Err(ScenarioErrors::single(err(0, 0, format!("--set {k}"), format!("unknown parameter `{k}`{hint}"))));
+        }
+        matrix.remove(k);
+        params.insert(k.clone(), parse_override(raw));
+    }
+
+    let mut scenarios = Vec::new();
+    let mut errors: Vec<ScenarioError> = Vec::new();
+    for combo in cartesian(&matrix) {
+        let mut vparams = params.clone();
+        let mut name = Vec::new();
+        for (k, v) in &combo {
+            vparams.insert(k.clone(), v.clone());
+            name.push(format!("{k}={}", display_value(v)));
+        }
+        let mut body = Value::Table(doc.clone());
+        if let Value::Table(t) = &mut body {
+            t.remove("params");
+            t.remove("variants");
+        }
+        let mut subst_errors = Vec::new();
+        substitute(&mut body, &vparams, &mut Vec::new(), &mut subst_errors);
+        if !subst_errors.is_empty() {
+            errors.extend(subst_errors.into_iter().map(|(p, m)| at(&p, m)));
+            continue;
+        }
+        let spec: ScenarioSpec = match serde_path_to_error::deserialize(body) {
+            Ok(s) => s,
+            Err(e) => {
+                let path = serde_path(e.path());
+                errors.push(at(&path, enrich_serde_message(&e.inner().to_string())));
+                continue;
+            }
+        };
+        let known_cc: Vec<&str> = opts.known_cc.iter().map(String::as_str).collect();
+        let cx = Context { variant: name.join(","), params: vparams, known_cc: &known_cc, file: file.to_path_buf() };
+        match validate(spec, cx) {
+            Ok(s) => scenarios.push(s),
+            Err(problems) => errors.extend(problems.into_iter().map(|p| at(&p.path, p.message))),
+        }
+    }
+    if !errors.is_empty() {
+        let mut seen = Vec::new();
+        errors.retain(|e| {
+            let k = (e.line, e.column, e.message.clone());
+            if seen.contains(&k) {
+                false
+            } else {
+                seen.push(k);
+                true
+            }
+        });
+        return Err(ScenarioErrors(errors));
+    }
+    Ok(scenarios)
+}
+
+/// `--set n=5` gives an integer, `--set cc=lia` a string: TOML's own rules, strings unquoted.
+fn parse_override(raw: &str) -> Value {
+    toml::from_str::<toml::Table>(&format!("v = {raw}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| Value::String(raw.to_string()))
+}
+
+pub fn display_value(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn cartesian(matrix: &BTreeMap<String, Vec<Value>>) -> Vec<Vec<(String, Value)>> {
+    let mut out = vec![Vec::new()];
+    for (k, values) in matrix {
+        out = out
+            .into_iter()
+            .flat_map(|prefix| {
+                values.iter().map(move |v| {
+                    let mut c = prefix.clone();
+                    c.push((k.clone(), v.clone()));
+                    c
+                })
+            })
+            .collect();
+    }
+    out
+}
+
+/// Replaces `"${name}"` by the parameter's value (keeping its type) and interpolates
+/// `${name}` inside longer strings.
+fn substitute(v: &mut Value, params: &BTreeMap<String, Value>, path: &mut Vec<Seg>, errs: &mut Vec<(Vec<Seg>, String)>) {
+    match v {
+        Value::String(s) if s.contains("${") => {
+            let whole = s.strip_prefix("${").and_then(|r| r.strip_suffix('}')).filter(|n| !n.contains(['{', '}']));
+            if let Some(name) = whole {
+                match params.get(name) {
+                    Some(val) => *v = val.clone(),
+                    None => errs.push((path.clone(), unknown_param(name, params))),
+                }
+                return;
+            }
+            let mut out = String::new();
+            let mut rest = s.as_str();
+            while let Some(i) = rest.find("${") {
+                out.push_str(&rest[..i]);
+                let Some(j) = rest[i..].find('}') else {
+                    errs.push((path.clone(), format!("unclosed `${{` in `{s}`")));
+                    return;
+                };
+                let name = &rest[i + 2..i + j];
+                match params.get(name) {
+                    Some(val) => out.push_str(&display_value(val)),
+                    None => errs.push((path.clone(), unknown_param(name, params))),
+                }
+                rest = &rest[i + j + 1..];
+            }
+            out.push_str(rest);
+            *s = out;
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                path.push(Seg::Index(i));
+                substitute(item, params, path, errs);
+                path.pop();
+            }
+        }
+        Value::Table(t) => {
+            for (k, item) in t.iter_mut() {
+                path.push(Seg::Key(k.clone()));
+                substitute(item, params, path, errs);
+                path.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+fn unknown_param(name: &str, params: &BTreeMap<String, Value>) -> String {
+    let known: Vec<&str> = params.keys().map(String::as_str).collect();
+    match did_you_mean(name, known.iter().copied()) {
+        Some(s) => format!("unknown parameter `{name}`; did you mean `{s}`?"),
+        None => format!("unknown parameter `{name}`: declare it under [params] or [variants]"),
+    }
+}
+
+fn serde_path(p: &serde_path_to_error::Path) -> Vec<Seg> {
+    use serde_path_to_error::Segment;
+    p.iter()
+        .filter_map(|s| match s {
+            Segment::Seq { index } => Some(Seg::Index(*index)),
+            Segment::Map { key } => Some(Seg::Key(key.clone())),
+            Segment::Enum { variant } => Some(Seg::Key(variant.clone())),
+            Segment::Unknown => None,
+        })
+        .collect()
+}
+
+/// The scenario files under a folder, sorted, for commands that take a directory.
+pub fn scenario_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)?.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "toml")).collect();
+    v.sort();
+    Ok(v)
+}
