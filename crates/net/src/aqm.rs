@@ -7,7 +7,13 @@ use rand::Rng;
 #[derive(Clone, Debug, PartialEq)]
 pub enum AqmParams {
     DropTail,
-    Red { min_th: f64, max_th: f64, max_p: f64, weight: f64, gentle: bool },
+    Red {
+        min_th: f64,
+        max_th: f64,
+        max_p: f64,
+        weight: f64,
+        gentle: bool,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -34,15 +40,34 @@ impl Aqm {
     pub fn new(p: &AqmParams) -> Self {
         match *p {
             AqmParams::DropTail => Aqm::DropTail,
-            AqmParams::Red { min_th, max_th, max_p, weight, gentle } => {
-                Aqm::Red(Red { min_th, max_th, max_p, weight, gentle, avg: 0.0, count: -1, idle_since: Some(0) })
-            }
+            AqmParams::Red {
+                min_th,
+                max_th,
+                max_p,
+                weight,
+                gentle,
+            } => Aqm::Red(Red {
+                min_th,
+                max_th,
+                max_p,
+                weight,
+                gentle,
+                avg: 0.0,
+                count: -1,
+                idle_since: Some(0),
+            }),
         }
     }
 
     /// Whether to drop an arriving packet early. `queue` is the current length in the queue's
     /// unit; `typical_tx` the transmission time of a typical packet (for the idle decay).
-    pub fn early_drop(&mut self, now: Nanos, queue: f64, typical_tx: Nanos, rng: &mut impl Rng) -> bool {
+    pub fn early_drop(
+        &mut self,
+        now: Nanos,
+        queue: f64,
+        typical_tx: Nanos,
+        rng: &mut impl Rng,
+    ) -> bool {
         let Aqm::Red(r) = self else { return false };
         match r.idle_since.take() {
             Some(since) if queue == 0.0 => {
@@ -65,7 +90,11 @@ impl Aqm {
         };
         r.count += 1;
         let denom = 1.0 - r.count as f64 * pb;
-        let pa = if denom <= 0.0 { 1.0 } else { (pb / denom).min(1.0) };
+        let pa = if denom <= 0.0 {
+            1.0
+        } else {
+            (pb / denom).min(1.0)
+        };
         if rng.random::<f64>() < pa {
             r.count = 0;
             true
@@ -96,7 +125,13 @@ mod tests {
     use rand_xoshiro::Xoshiro256PlusPlus;
 
     fn red(gentle: bool) -> Aqm {
-        Aqm::new(&AqmParams::Red { min_th: 25.0, max_th: 50.0, max_p: 0.1, weight: 1.0, gentle })
+        Aqm::new(&AqmParams::Red {
+            min_th: 25.0,
+            max_th: 50.0,
+            max_p: 0.1,
+            weight: 1.0,
+            gentle,
+        })
     }
 
     /// With weight 1 the average is the instantaneous queue, so the drop rate at a fixed
@@ -106,10 +141,18 @@ mod tests {
     #[test]
     fn drop_rate_follows_the_curve() {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
-        for (q, gentle) in [(20.0, false), (30.0, false), (37.5, false), (45.0, false), (60.0, true), (75.0, true)] {
+        for (q, gentle) in [
+            (20.0, false),
+            (30.0, false),
+            (37.5, false),
+            (45.0, false),
+            (60.0, true),
+            (75.0, true),
+        ] {
             let mut aqm = red(gentle);
             let n = 200_000;
-            let drops = (0..n).filter(|_| aqm.early_drop(1, q, 1, &mut rng)).count() as f64 / n as f64;
+            let drops =
+                (0..n).filter(|_| aqm.early_drop(1, q, 1, &mut rng)).count() as f64 / n as f64;
             let pb: f64 = if q < 25.0 {
                 0.0
             } else if q < 50.0 {
@@ -117,9 +160,19 @@ mod tests {
             } else {
                 0.1 + 0.9 * (q - 50.0) / 50.0
             };
-            let mean_gap: f64 = (0..10_000).map(|k| (1.0 - (k + 1) as f64 * pb) / (1.0 - pb)).take_while(|&s| s > 0.0).sum();
-            let expected = if pb == 0.0 { 0.0 } else { 1.0 / mean_gap.max(1.0) };
-            assert!((drops - expected).abs() <= 0.05 * expected + 0.002, "q={q}: drop rate {drops}, expected {expected}");
+            let mean_gap: f64 = (0..10_000)
+                .map(|k| (1.0 - (k + 1) as f64 * pb) / (1.0 - pb))
+                .take_while(|&s| s > 0.0)
+                .sum();
+            let expected = if pb == 0.0 {
+                0.0
+            } else {
+                1.0 / mean_gap.max(1.0)
+            };
+            assert!(
+                (drops - expected).abs() <= 0.05 * expected + 0.002,
+                "q={q}: drop rate {drops}, expected {expected}"
+            );
         }
     }
 
@@ -133,7 +186,13 @@ mod tests {
     #[test]
     fn idle_time_decays_the_average() {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
-        let mut aqm = Aqm::new(&AqmParams::Red { min_th: 5.0, max_th: 15.0, max_p: 0.1, weight: 0.1, gentle: false });
+        let mut aqm = Aqm::new(&AqmParams::Red {
+            min_th: 5.0,
+            max_th: 15.0,
+            max_p: 0.1,
+            weight: 0.1,
+            gentle: false,
+        });
         for _ in 0..100 {
             aqm.early_drop(0, 10.0, 1000, &mut rng);
         }

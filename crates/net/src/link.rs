@@ -31,15 +31,36 @@ impl LinkParams {
     pub fn from_config(c: &DirConfig) -> Self {
         let (size, aqm) = match &c.queue {
             QueueSpec::Droptail { size } => (*size, AqmParams::DropTail),
-            QueueSpec::Red { size, min_th, max_th, max_p, weight, gentle } => {
-                (*size, AqmParams::Red { min_th: *min_th, max_th: *max_th, max_p: *max_p, weight: *weight, gentle: *gentle })
-            }
+            QueueSpec::Red {
+                size,
+                min_th,
+                max_th,
+                max_p,
+                weight,
+                gentle,
+            } => (
+                *size,
+                AqmParams::Red {
+                    min_th: *min_th,
+                    max_th: *max_th,
+                    max_p: *max_p,
+                    weight: *weight,
+                    gentle: *gentle,
+                },
+            ),
         };
         let (limit, limit_in_bytes) = match size {
             Size::Packets(p) => (p, false),
             Size::Bytes(b) => (b, true),
         };
-        LinkParams { rate_bps: c.rate.bps(), delay: c.delay.nanos(), limit, limit_in_bytes, aqm, loss: c.loss.0 }
+        LinkParams {
+            rate_bps: c.rate.bps(),
+            delay: c.delay.nanos(),
+            limit,
+            limit_in_bytes,
+            aqm,
+            loss: c.loss.0,
+        }
     }
 }
 
@@ -167,16 +188,26 @@ impl<P: Packet> LinkDir<P> {
             debug_assert!(self.queue.is_empty());
             // RED still sees the (empty) queue so that its average decays.
             let done = now + tx_time(pkt.wire_bytes(), self.params.rate_bps);
-            self.aqm.early_drop(now, 0.0, self.typical_tx, &mut self.rng);
+            self.aqm
+                .early_drop(now, 0.0, self.typical_tx, &mut self.rng);
             self.in_service = Some((pkt, done));
             return Enqueued::Transmitting(done);
         }
         let (len, full) = if self.params.limit_in_bytes {
-            (self.queued_bytes as f64, self.queued_bytes + bytes > self.params.limit)
+            (
+                self.queued_bytes as f64,
+                self.queued_bytes + bytes > self.params.limit,
+            )
         } else {
-            (self.queue.len() as f64, self.queue.len() as u64 >= self.params.limit)
+            (
+                self.queue.len() as f64,
+                self.queue.len() as u64 >= self.params.limit,
+            )
         };
-        if self.aqm.early_drop(now, len, self.typical_tx, &mut self.rng) {
+        if self
+            .aqm
+            .early_drop(now, len, self.typical_tx, &mut self.rng)
+        {
             self.stats.drops_early += 1;
             return Enqueued::Dropped(pkt, DropReason::Early);
         }
@@ -193,7 +224,11 @@ impl<P: Packet> LinkDir<P> {
 
     /// The wake-up scheduled for the end of a transmission.
     pub fn tx_done(&mut self, now: Nanos) -> TxDone<P> {
-        let mut out = TxDone { next_tx: None, arrival: None, lost: None };
+        let mut out = TxDone {
+            next_tx: None,
+            arrival: None,
+            lost: None,
+        };
         match &self.in_service {
             Some((_, done)) if *done == now => {}
             _ => return out, // stale: the link went down or the packet was replaced
@@ -284,7 +319,14 @@ mod tests {
     }
 
     fn params(limit: u64, bytes: bool) -> LinkParams {
-        LinkParams { rate_bps: 12_000_000, delay: 1_000_000, limit, limit_in_bytes: bytes, aqm: AqmParams::DropTail, loss: 0.0 }
+        LinkParams {
+            rate_bps: 12_000_000,
+            delay: 1_000_000,
+            limit,
+            limit_in_bytes: bytes,
+            aqm: AqmParams::DropTail,
+            loss: 0.0,
+        }
     }
 
     /// Drives a link like a caller would, returning arrival times at the far end.
@@ -324,7 +366,10 @@ mod tests {
         let mut l = LinkDir::new(params(10, false), 1);
         // 1500 B at 12 Mbps is 1 ms; three back to back leave at 1, 2, 3 ms, arrive 1 ms later.
         let out = run(&mut l, &[(0, 1500), (0, 1500), (0, 1500)]);
-        assert_eq!(out, vec![(2_000_000, 1500), (3_000_000, 1500), (4_000_000, 1500)]);
+        assert_eq!(
+            out,
+            vec![(2_000_000, 1500), (3_000_000, 1500), (4_000_000, 1500)]
+        );
     }
 
     #[test]
@@ -365,12 +410,27 @@ mod tests {
     #[test]
     fn down_loses_everything_and_stale_wakeups_are_ignored() {
         let mut l = LinkDir::new(params(10, false), 1);
-        let Enqueued::Transmitting(done) = l.enqueue(0, Pkt(1500)) else { panic!() };
+        let Enqueued::Transmitting(done) = l.enqueue(0, Pkt(1500)) else {
+            panic!()
+        };
         l.enqueue(0, Pkt(1500));
         assert_eq!(l.set_up(500_000, false).len(), 2);
-        assert!(matches!(l.enqueue(600_000, Pkt(1500)), Enqueued::Dropped(_, DropReason::Down)));
-        assert_eq!(l.tx_done(done), TxDone { next_tx: None, arrival: None, lost: None });
+        assert!(matches!(
+            l.enqueue(600_000, Pkt(1500)),
+            Enqueued::Dropped(_, DropReason::Down)
+        ));
+        assert_eq!(
+            l.tx_done(done),
+            TxDone {
+                next_tx: None,
+                arrival: None,
+                lost: None
+            }
+        );
         l.set_up(700_000, true);
-        assert!(matches!(l.enqueue(800_000, Pkt(1500)), Enqueued::Transmitting(1_800_000)));
+        assert!(matches!(
+            l.enqueue(800_000, Pkt(1500)),
+            Enqueued::Transmitting(1_800_000)
+        ));
     }
 }

@@ -1,14 +1,12 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! Results on disk and what is made of them: `summary.json` and per-run series, aggregation
+//! over seeds, comparison with published figures, Markdown reports and plots. Reads results
+//! only; knows nothing of the backends that produced them.
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+pub mod markdown;
+pub use markdown::write_report;
+pub mod plots;
+pub mod store;
+pub mod summary;
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+pub use store::{read_summary, write_results};
+pub use summary::{Check, MetricStats, Summary, VariantSummary, summarize};

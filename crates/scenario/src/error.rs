@@ -52,7 +52,10 @@ impl ScenarioErrors {
 }
 
 /// The closest candidate by edit distance, when it is close enough to be a likely typo.
-pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub fn did_you_mean<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     candidates
         .into_iter()
         .map(|c| (strsim::damerau_levenshtein(word, c), c))
@@ -69,7 +72,9 @@ pub fn enrich_serde_message(message: &str) -> String {
     else {
         return message.to_string();
     };
-    let Some(end) = rest.find('`') else { return message.to_string() };
+    let Some(end) = rest.find('`') else {
+        return message.to_string();
+    };
     let word = &rest[..end];
     let candidates: Vec<&str> = rest[end + 1..].split('`').skip(1).step_by(2).collect();
     match did_you_mean(word, candidates) {
@@ -84,10 +89,14 @@ mod tests {
 
     #[test]
     fn suggestion_for_a_typo() {
-        let m = enrich_serde_message("unknown field `rat`, expected one of `name`, `rate`, `delay`");
+        let m =
+            enrich_serde_message("unknown field `rat`, expected one of `name`, `rate`, `delay`");
         assert!(m.ends_with("did you mean `rate`?"), "{m}");
         let m = enrich_serde_message("unknown variant `droptial`, expected `droptail` or `red`");
         assert!(m.ends_with("did you mean `droptail`?"), "{m}");
-        assert_eq!(enrich_serde_message("unknown field `zzzzzz`, expected `a`"), "unknown field `zzzzzz`, expected `a`");
+        assert_eq!(
+            enrich_serde_message("unknown field `zzzzzz`, expected `a`"),
+            "unknown field `zzzzzz`, expected `a`"
+        );
     }
 }

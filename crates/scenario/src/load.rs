@@ -20,30 +20,57 @@ pub struct LoadOptions {
 
 pub fn load_file(path: &Path, opts: &LoadOptions) -> Result<Vec<Scenario>, ScenarioErrors> {
     let text = std::fs::read_to_string(path).map_err(|e| {
-        ScenarioErrors::single(ScenarioError { file: path.to_path_buf(), line: 0, column: 0, field: String::new(), message: format!("cannot read the file: {e}") })
+        ScenarioErrors::single(ScenarioError {
+            file: path.to_path_buf(),
+            line: 0,
+            column: 0,
+            field: String::new(),
+            message: format!("cannot read the file: {e}"),
+        })
     })?;
     load_str(&text, path, opts)
 }
 
 /// Parses `text` (named `file` in errors) and returns every variant, validated.
-pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Vec<Scenario>, ScenarioErrors> {
-    let err = |line, column, field: String, message: String| ScenarioError { file: file.to_path_buf(), line, column, field, message };
+pub fn load_str(
+    text: &str,
+    file: &Path,
+    opts: &LoadOptions,
+) -> Result<Vec<Scenario>, ScenarioErrors> {
+    let err = |line, column, field: String, message: String| ScenarioError {
+        file: file.to_path_buf(),
+        line,
+        column,
+        field,
+        message,
+    };
 
     let root = toml::de::DeTable::parse(text).map_err(|e| {
         let spans = SpanIndex::lines_only(text);
         let (line, col) = e.span().map(|s| spans.line_col(s.start)).unwrap_or((0, 0));
-        ScenarioErrors::single(err(line, col, String::new(), format!("TOML syntax: {}", e.message().trim())))
+        ScenarioErrors::single(err(
+            line,
+            col,
+            String::new(),
+            format!("TOML syntax: {}", e.message().trim()),
+        ))
     })?;
     let spans = SpanIndex::new(text, &root);
     let at = |path: &[Seg], message: String| {
         let (line, col) = spans.locate(path);
         err(line, col, render_path(path), message)
     };
-    let doc: toml::Table = toml::from_str(text).map_err(|e| ScenarioErrors::single(err(0, 0, String::new(), e.message().to_string())))?;
+    let doc: toml::Table = toml::from_str(text)
+        .map_err(|e| ScenarioErrors::single(err(0, 0, String::new(), e.message().to_string())))?;
 
     let mut params: BTreeMap<String, Value> = match doc.get("params") {
         Some(Value::Table(t)) => t.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-        Some(_) => return Err(ScenarioErrors::single(at(&[Seg::Key("params".into())], "expected a table of parameter defaults".into()))),
+        Some(_) => {
+            return Err(ScenarioErrors::single(at(
+                &[Seg::Key("params".into())],
+                "expected a table of parameter defaults".into(),
+            )));
+        }
         None => BTreeMap::new(),
     };
     let mut matrix: BTreeMap<String, Vec<Value>> = BTreeMap::new();
@@ -55,18 +82,39 @@ pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Vec<Scena
                     Value::Array(items) if !items.is_empty() => {
                         matrix.insert(k.clone(), items.clone());
                     }
-                    _ => return Err(ScenarioErrors::single(at(&path, "expected a non-empty array of values, e.g. [\"lia\", \"olia\"]".into()))),
+                    _ => {
+                        return Err(ScenarioErrors::single(at(
+                            &path,
+                            "expected a non-empty array of values, e.g. [\"lia\", \"olia\"]".into(),
+                        )));
+                    }
                 }
             }
         }
-        Some(_) => return Err(ScenarioErrors::single(at(&[Seg::Key("variants".into())], "expected a table: parameter = [values]".into()))),
+        Some(_) => {
+            return Err(ScenarioErrors::single(at(
+                &[Seg::Key("variants".into())],
+                "expected a table: parameter = [values]".into(),
+            )));
+        }
         None => {}
     }
     for (k, raw) in &opts.overrides {
         if !params.contains_key(k) && !matrix.contains_key(k) {
-            let known: Vec<&str> = params.keys().chain(matrix.keys()).map(String::as_str).collect();
-            let hint = did_you_mean(k, known.iter().copied()).map(|s| format!("; did you mean `{s}`?")).unwrap_or_else(|| format!("; the file's parameters are: {}", known.join(", ")));
-            return Err(ScenarioErrors::single(err(0, 0, format!("--set {k}"), format!("unknown parameter `{k}`{hint}"))));
+            let known: Vec<&str> = params
+                .keys()
+                .chain(matrix.keys())
+                .map(String::as_str)
+                .collect();
+            let hint = did_you_mean(k, known.iter().copied())
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_else(|| format!("; the file's parameters are: {}", known.join(", ")));
+            return Err(ScenarioErrors::single(err(
+                0,
+                0,
+                format!("--set {k}"),
+                format!("unknown parameter `{k}`{hint}"),
+            )));
         }
         matrix.remove(k);
         params.insert(k.clone(), parse_override(raw));
@@ -101,7 +149,12 @@ pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Vec<Scena
             }
         };
         let known_cc: Vec<&str> = opts.known_cc.iter().map(String::as_str).collect();
-        let cx = Context { variant: name.join(","), params: vparams, known_cc: &known_cc, file: file.to_path_buf() };
+        let cx = Context {
+            variant: name.join(","),
+            params: vparams,
+            known_cc: &known_cc,
+            file: file.to_path_buf(),
+        };
         match validate(spec, cx) {
             Ok(s) => scenarios.push(s),
             Err(problems) => errors.extend(problems.into_iter().map(|p| at(&p.path, p.message))),
@@ -157,10 +210,18 @@ fn cartesian(matrix: &BTreeMap<String, Vec<Value>>) -> Vec<Vec<(String, Value)>>
 
 /// Replaces `"${name}"` by the parameter's value (keeping its type) and interpolates
 /// `${name}` inside longer strings.
-fn substitute(v: &mut Value, params: &BTreeMap<String, Value>, path: &mut Vec<Seg>, errs: &mut Vec<(Vec<Seg>, String)>) {
+fn substitute(
+    v: &mut Value,
+    params: &BTreeMap<String, Value>,
+    path: &mut Vec<Seg>,
+    errs: &mut Vec<(Vec<Seg>, String)>,
+) {
     match v {
         Value::String(s) if s.contains("${") => {
-            let whole = s.strip_prefix("${").and_then(|r| r.strip_suffix('}')).filter(|n| !n.contains(['{', '}']));
+            let whole = s
+                .strip_prefix("${")
+                .and_then(|r| r.strip_suffix('}'))
+                .filter(|n| !n.contains(['{', '}']));
             if let Some(name) = whole {
                 match params.get(name) {
                     Some(val) => *v = val.clone(),
@@ -226,7 +287,10 @@ fn serde_path(p: &serde_path_to_error::Path) -> Vec<Seg> {
 
 /// The scenario files under a folder, sorted, for commands that take a directory.
 pub fn scenario_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)?.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "toml")).collect();
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
     v.sort();
     Ok(v)
 }

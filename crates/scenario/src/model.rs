@@ -71,7 +71,9 @@ pub struct Route {
 impl Route {
     /// The way back, for ACKs: the same links in the other direction.
     pub fn reversed(&self) -> Route {
-        Route { hops: self.hops.iter().rev().map(|&d| dir_reverse(d)).collect() }
+        Route {
+            hops: self.hops.iter().rev().map(|&d| dir_reverse(d)).collect(),
+        }
     }
 }
 
@@ -107,7 +109,11 @@ impl FlowGroup {
 pub enum EventKind {
     Down,
     Up,
-    Set { rate: Option<Rate>, delay: Option<Duration>, loss: Option<Probability> },
+    Set {
+        rate: Option<Rate>,
+        delay: Option<Duration>,
+        loss: Option<Probability>,
+    },
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -141,7 +147,10 @@ impl Scenario {
     pub fn dir_name(&self, dir: DirId) -> String {
         let l = &self.links[dir_link(dir)];
         let (from, to) = (l.from_node(dir), l.to_node(dir));
-        format!("{}:{}>{}", l.name, self.nodes[from].name, self.nodes[to].name)
+        format!(
+            "{}:{}>{}",
+            l.name, self.nodes[from].name, self.nodes[to].name
+        )
     }
     pub fn total_flows(&self) -> u64 {
         self.flows.iter().map(|f| f.count as u64).sum()

@@ -42,7 +42,11 @@ pub fn jain(xs: &[f64]) -> f64 {
     let n = xs.len() as f64;
     let sum: f64 = xs.iter().sum();
     let sq: f64 = xs.iter().map(|x| x * x).sum();
-    if n == 0.0 || sq == 0.0 { 1.0 } else { sum * sum / (n * sq) }
+    if n == 0.0 || sq == 0.0 {
+        1.0
+    } else {
+        sum * sum / (n * sq)
+    }
 }
 
 #[cfg(test)]

@@ -38,7 +38,9 @@ impl SpanIndex {
     pub fn new(text: &str, root: &Spanned<DeTable<'_>>) -> Self {
         let mut spans = HashMap::new();
         walk_table(root.get_ref(), &mut Vec::new(), &mut spans);
-        let line_starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
+        let line_starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
         SpanIndex { spans, line_starts }
     }
 
@@ -68,14 +70,22 @@ fn walk_table(t: &DeTable<'_>, path: &mut Vec<Seg>, out: &mut HashMap<Vec<Seg>, 
     for (k, v) in t.iter() {
         path.push(Seg::Key(k.get_ref().to_string()));
         // Point at the key for tables (their value span may be the whole block), else the value.
-        let span = if v.get_ref().is_table() { k.span() } else { v.span() };
+        let span = if v.get_ref().is_table() {
+            k.span()
+        } else {
+            v.span()
+        };
         out.insert(path.clone(), span);
         walk_value(v, path, out);
         path.pop();
     }
 }
 
-fn walk_value(v: &Spanned<DeValue<'_>>, path: &mut Vec<Seg>, out: &mut HashMap<Vec<Seg>, Range<usize>>) {
+fn walk_value(
+    v: &Spanned<DeValue<'_>>,
+    path: &mut Vec<Seg>,
+    out: &mut HashMap<Vec<Seg>, Range<usize>>,
+) {
     match v.get_ref() {
         DeValue::Table(t) => walk_table(t, path, out),
         DeValue::Array(items) => {

@@ -86,7 +86,9 @@ fn default_red_weight() -> f64 {
 
 impl Default for QueueSpec {
     fn default() -> Self {
-        QueueSpec::Droptail { size: Size::Packets(100) }
+        QueueSpec::Droptail {
+            size: Size::Packets(100),
+        }
     }
 }
 
@@ -233,7 +235,11 @@ fn default_interval() -> Duration {
 
 impl Default for MeasureSpec {
     fn default() -> Self {
-        MeasureSpec { interval: default_interval(), warmup: Duration::ZERO, per_flow: true }
+        MeasureSpec {
+            interval: default_interval(),
+            warmup: Duration::ZERO,
+            per_flow: true,
+        }
     }
 }
 
@@ -294,7 +300,11 @@ impl<'de> Deserialize<'de> for Tolerance {
             Num(f64),
             Text(String),
         }
-        let bad = |t: &str| D::Error::custom(format!("expected a tolerance such as `\"10%\"` or `0.5`, got `{t}`"));
+        let bad = |t: &str| {
+            D::Error::custom(format!(
+                "expected a tolerance such as `\"10%\"` or `0.5`, got `{t}`"
+            ))
+        };
         match Raw::deserialize(d)? {
             Raw::Num(v) if v >= 0.0 => Ok(Tolerance::Absolute(v)),
             Raw::Num(v) => Err(bad(&v.to_string())),

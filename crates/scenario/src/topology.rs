@@ -72,7 +72,13 @@ impl<'a> Graph<'a> {
     }
 
     /// A route through `via` in order, each leg shortest. `first` pins the first hop.
-    pub fn route(&self, src: NodeId, via: &[NodeId], dst: NodeId, first: Option<DirId>) -> Option<Route> {
+    pub fn route(
+        &self,
+        src: NodeId,
+        via: &[NodeId],
+        dst: NodeId,
+        first: Option<DirId>,
+    ) -> Option<Route> {
         let mut hops = Vec::new();
         let mut at = src;
         let mut pin = first;

@@ -46,7 +46,8 @@ fn non_negative(value: f64, what: &str, text: &str) -> Result<f64, String> {
 impl Rate {
     pub fn parse(text: &str) -> Result<Self, String> {
         let expected = "a rate such as `10Mbps`, `1Gbps`, `500kbps` or `1.5MBps`";
-        let (v, unit) = split_number(text).ok_or_else(|| format!("expected {expected}, got `{text}`"))?;
+        let (v, unit) =
+            split_number(text).ok_or_else(|| format!("expected {expected}, got `{text}`"))?;
         let mult = match unit {
             "bps" => 1.0,
             "kbps" | "Kbps" => 1e3,
@@ -58,7 +59,11 @@ impl Rate {
             "MBps" => 8e6,
             "GBps" => 8e9,
             "" => return Err(format!("rate `{text}` has no unit: expected {expected}")),
-            _ => return Err(format!("unknown rate unit `{unit}` in `{text}`: expected {expected}")),
+            _ => {
+                return Err(format!(
+                    "unknown rate unit `{unit}` in `{text}`: expected {expected}"
+                ));
+            }
         };
         let v = non_negative(v, "a rate", text)?;
         if v == 0.0 {
@@ -78,7 +83,8 @@ impl Duration {
     pub const ZERO: Duration = Duration(0);
     pub fn parse(text: &str) -> Result<Self, String> {
         let expected = "a duration such as `65ms`, `10s`, `250us` or `2min`";
-        let (v, unit) = split_number(text).ok_or_else(|| format!("expected {expected}, got `{text}`"))?;
+        let (v, unit) =
+            split_number(text).ok_or_else(|| format!("expected {expected}, got `{text}`"))?;
         let mult = match unit {
             "ns" => 1.0,
             "us" | "µs" => 1e3,
@@ -86,8 +92,16 @@ impl Duration {
             "s" => 1e9,
             "min" => 60e9,
             "h" => 3600e9,
-            "" => return Err(format!("duration `{text}` has no unit: expected {expected}")),
-            _ => return Err(format!("unknown duration unit `{unit}` in `{text}`: expected {expected}")),
+            "" => {
+                return Err(format!(
+                    "duration `{text}` has no unit: expected {expected}"
+                ));
+            }
+            _ => {
+                return Err(format!(
+                    "unknown duration unit `{unit}` in `{text}`: expected {expected}"
+                ));
+            }
         };
         let v = non_negative(v, "a duration", text)?;
         Ok(Duration((v * mult).round() as u64))
@@ -106,7 +120,8 @@ impl Duration {
 impl Size {
     pub fn parse(text: &str) -> Result<Self, String> {
         let expected = "a size such as `100pkt`, `150KB`, `1MB` or `1500B`";
-        let (v, unit) = split_number(text).ok_or_else(|| format!("expected {expected}, got `{text}`"))?;
+        let (v, unit) =
+            split_number(text).ok_or_else(|| format!("expected {expected}, got `{text}`"))?;
         let v = non_negative(v, "a size", text)?;
         let bytes = |m: f64| Ok(Size::Bytes((v * m).round() as u64));
         match unit {
@@ -124,7 +139,9 @@ impl Size {
             "MiB" => bytes(1024.0 * 1024.0),
             "GiB" => bytes(1024.0 * 1024.0 * 1024.0),
             "" => Err(format!("size `{text}` has no unit: expected {expected}")),
-            _ => Err(format!("unknown size unit `{unit}` in `{text}`: expected {expected}")),
+            _ => Err(format!(
+                "unknown size unit `{unit}` in `{text}`: expected {expected}"
+            )),
         }
     }
     /// Bytes, converting packets at `packet_bytes` each.
@@ -286,10 +303,18 @@ mod tests {
         assert_eq!(Rate::parse("1Gbps").unwrap().bps(), 1_000_000_000);
         assert_eq!(Rate::parse("1.5 Mbps").unwrap().bps(), 1_500_000);
         assert_eq!(Rate::parse("1MBps").unwrap().bps(), 8_000_000);
-        assert!(Rate::parse("0Mbps").unwrap_err().contains("greater than zero"));
+        assert!(
+            Rate::parse("0Mbps")
+                .unwrap_err()
+                .contains("greater than zero")
+        );
         assert!(Rate::parse("-5Mbps").unwrap_err().contains("negative"));
         assert!(Rate::parse("10").unwrap_err().contains("no unit"));
-        assert!(Rate::parse("10Mbit").unwrap_err().contains("unknown rate unit"));
+        assert!(
+            Rate::parse("10Mbit")
+                .unwrap_err()
+                .contains("unknown rate unit")
+        );
         assert!(Rate::parse("fast").is_err());
     }
 
@@ -301,7 +326,12 @@ mod tests {
         assert_eq!(Duration::parse("0s").unwrap(), Duration::ZERO);
         assert!(Duration::parse("5 fortnights").is_err());
         assert_eq!(Duration(1_500_000).to_string(), "1500us");
-        assert_eq!(Duration::parse(&Duration(65_000_000).to_string()).unwrap().nanos(), 65_000_000);
+        assert_eq!(
+            Duration::parse(&Duration(65_000_000).to_string())
+                .unwrap()
+                .nanos(),
+            65_000_000
+        );
     }
 
     #[test]

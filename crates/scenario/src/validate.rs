@@ -20,7 +20,10 @@ struct Problems(Vec<Problem>);
 
 impl Problems {
     fn push(&mut self, path: Vec<Seg>, message: impl Into<String>) {
-        self.0.push(Problem { path, message: message.into() });
+        self.0.push(Problem {
+            path,
+            message: message.into(),
+        });
     }
 }
 
@@ -51,7 +54,10 @@ pub struct Context<'a> {
 pub fn validate(spec: ScenarioSpec, cx: Context<'_>) -> Result<Scenario, Vec<Problem>> {
     let mut p = Problems::default();
     if spec.scenario.duration == Duration::ZERO {
-        p.push(vec![key("scenario"), key("duration")], "the duration must be greater than zero");
+        p.push(
+            vec![key("scenario"), key("duration")],
+            "the duration must be greater than zero",
+        );
     }
     let duration = spec.scenario.duration;
 
@@ -59,17 +65,33 @@ pub fn validate(spec: ScenarioSpec, cx: Context<'_>) -> Result<Scenario, Vec<Pro
     let mut nodes: Vec<Node> = Vec::new();
     let mut node_ix: HashMap<String, NodeId> = HashMap::new();
     if spec.nodes.is_empty() {
-        p.push(vec![key("node")], "the scenario has no nodes: add [[node]] tables with a name and a kind");
+        p.push(
+            vec![key("node")],
+            "the scenario has no nodes: add [[node]] tables with a name and a kind",
+        );
     }
     for (i, n) in spec.nodes.iter().enumerate() {
         if n.name.is_empty() || n.name.contains([':', ' ', ',', '/']) {
-            p.push(at("node", i, "name"), format!("`{}` is not a valid node name: expected letters, digits, `-`, `_` or `.`", n.name));
+            p.push(
+                at("node", i, "name"),
+                format!(
+                    "`{}` is not a valid node name: expected letters, digits, `-`, `_` or `.`",
+                    n.name
+                ),
+            );
         }
         if node_ix.insert(n.name.clone(), nodes.len()).is_some() {
-            p.push(at("node", i, "name"), format!("duplicate node name `{}`", n.name));
+            p.push(
+                at("node", i, "name"),
+                format!("duplicate node name `{}`", n.name),
+            );
             continue;
         }
-        nodes.push(Node { name: n.name.clone(), kind: n.kind, interfaces: Vec::new() });
+        nodes.push(Node {
+            name: n.name.clone(),
+            kind: n.kind,
+            interfaces: Vec::new(),
+        });
     }
     let node_names: Vec<&str> = spec.nodes.iter().map(|n| n.name.as_str()).collect();
 
@@ -92,7 +114,13 @@ pub fn validate(spec: ScenarioSpec, cx: Context<'_>) -> Result<Scenario, Vec<Pro
                 }
             }
         }
-        let name = l.name.clone().unwrap_or_else(|| format!("{}-{}", l.a.split(':').next().unwrap_or(""), l.b.split(':').next().unwrap_or("")));
+        let name = l.name.clone().unwrap_or_else(|| {
+            format!(
+                "{}-{}",
+                l.a.split(':').next().unwrap_or(""),
+                l.b.split(':').next().unwrap_or("")
+            )
+        });
         if link_ix.contains_key(&name) {
             let field = if l.name.is_some() { "name" } else { "b" };
             p.push(at("link", i, field), format!("duplicate link name `{name}`: give one of the links between these nodes a `name`"));
@@ -102,10 +130,19 @@ pub fn validate(spec: ScenarioSpec, cx: Context<'_>) -> Result<Scenario, Vec<Pro
             p.push(at("link", i, "b"), "a link must join two different nodes");
             ok = false;
         }
-        let base = DirConfig { rate: l.rate, delay: l.delay, queue: l.queue.clone(), loss: l.loss };
+        let base = DirConfig {
+            rate: l.rate,
+            delay: l.delay,
+            queue: l.queue.clone(),
+            loss: l.loss,
+        };
         let dirs = [merge(&base, &l.ab), merge(&base, &l.ba)];
         for (d, (dir_key, cfg)) in [("ab", &dirs[0]), ("ba", &dirs[1])].into_iter().enumerate() {
-            let overridden = if d == 0 { l.ab.queue.is_some() } else { l.ba.queue.is_some() };
+            let overridden = if d == 0 {
+                l.ab.queue.is_some()
+            } else {
+                l.ba.queue.is_some()
+            };
             let mut qpath = at("link", i, "queue");
             if overridden {
                 qpath = vec![key("link"), Seg::Index(i), key(dir_key), key("queue")];
@@ -120,14 +157,32 @@ pub fn validate(spec: ScenarioSpec, cx: Context<'_>) -> Result<Scenario, Vec<Pro
         let id = links.len();
         link_ix.insert(name.clone(), id);
         for (side, (node, iface)) in ends.iter().enumerate() {
-            let iface = if iface.is_empty() { name.clone() } else { iface.clone() };
+            let iface = if iface.is_empty() {
+                name.clone()
+            } else {
+                iface.clone()
+            };
             let field = if side == 0 { "a" } else { "b" };
             if nodes[*node].interfaces.iter().any(|f| f.name == iface) {
-                p.push(at("link", i, field), format!("interface `{}:{iface}` is already attached to another link", nodes[*node].name));
+                p.push(
+                    at("link", i, field),
+                    format!(
+                        "interface `{}:{iface}` is already attached to another link",
+                        nodes[*node].name
+                    ),
+                );
             }
-            nodes[*node].interfaces.push(Interface { name: iface, out_dir: dir_id(id, side == 1) });
+            nodes[*node].interfaces.push(Interface {
+                name: iface,
+                out_dir: dir_id(id, side == 1),
+            });
         }
-        links.push(Link { name, a: ends[0].0, b: ends[1].0, dirs });
+        links.push(Link {
+            name,
+            a: ends[0].0,
+            b: ends[1].0,
+            dirs,
+        });
     }
     let link_names: Vec<String> = links.iter().map(|l| l.name.clone()).collect();
     let link_names: Vec<&str> = link_names.iter().map(String::as_str).collect();
@@ -147,73 +202,138 @@ pub fn validate(spec: ScenarioSpec, cx: Context<'_>) -> Result<Scenario, Vec<Pro
             p.push(at("flow", i, "count"), "count must be at least 1");
         }
         if !cx.known_cc.contains(&f.cc.as_str()) {
-            p.push(at("flow", i, "cc"), unknown("congestion control", &f.cc, cx.known_cc));
+            p.push(
+                at("flow", i, "cc"),
+                unknown("congestion control", &f.cc, cx.known_cc),
+            );
         }
         let stop = f.stop.unwrap_or(duration);
         if f.start.0 + f.stagger.0 >= stop.0 {
-            p.push(at("flow", i, if f.stop.is_some() { "stop" } else { "start" }), format!("the flow would never run: it starts at {} (+{} stagger) and stops at {stop}", f.start, f.stagger));
+            p.push(
+                at("flow", i, if f.stop.is_some() { "stop" } else { "start" }),
+                format!(
+                    "the flow would never run: it starts at {} (+{} stagger) and stops at {stop}",
+                    f.start, f.stagger
+                ),
+            );
         }
         if stop > duration {
-            p.push(at("flow", i, "stop"), format!("stop {stop} is after the end of the scenario ({duration})"));
+            p.push(
+                at("flow", i, "stop"),
+                format!("stop {stop} is after the end of the scenario ({duration})"),
+            );
         }
         match &f.traffic {
-            TrafficSpec::File { size } if size.is_zero() => p.push(vec![key("flow"), Seg::Index(i), key("traffic"), key("size")], "a file size must be greater than zero"),
-            TrafficSpec::Onoff { burst, idle } if burst.0 == 0 || idle.0 == 0 => p.push(vec![key("flow"), Seg::Index(i), key("traffic")], "burst and idle times must be greater than zero"),
+            TrafficSpec::File { size } if size.is_zero() => p.push(
+                vec![key("flow"), Seg::Index(i), key("traffic"), key("size")],
+                "a file size must be greater than zero",
+            ),
+            TrafficSpec::Onoff { burst, idle } if burst.0 == 0 || idle.0 == 0 => p.push(
+                vec![key("flow"), Seg::Index(i), key("traffic")],
+                "burst and idle times must be greater than zero",
+            ),
             _ => {}
         }
-        for (field, v) in [("window_limit", f.window_limit), ("rcv_buffer", f.rcv_buffer)] {
+        for (field, v) in [
+            ("window_limit", f.window_limit),
+            ("rcv_buffer", f.rcv_buffer),
+        ] {
             if v.is_some_and(Size::is_zero) {
-                p.push(at("flow", i, field), format!("{field} must be greater than zero"));
+                p.push(
+                    at("flow", i, field),
+                    format!("{field} must be greater than zero"),
+                );
             }
         }
-        let endpoint = |field: &str, text: &str, p: &mut Problems| -> Option<(NodeId, Option<DirId>)> {
-            let (node, iface) = match text.split_once(':') {
-                Some((n, f)) => (n, Some(f)),
-                None => (text, None),
+        let endpoint =
+            |field: &str, text: &str, p: &mut Problems| -> Option<(NodeId, Option<DirId>)> {
+                let (node, iface) = match text.split_once(':') {
+                    Some((n, f)) => (n, Some(f)),
+                    None => (text, None),
+                };
+                let Some(&id) = node_ix.get(node) else {
+                    p.push(at("flow", i, field), unknown("node", node, &node_names));
+                    return None;
+                };
+                if nodes[id].kind != NodeKind::Host {
+                    p.push(
+                        at("flow", i, field),
+                        format!("`{node}` is a router: flows run between hosts"),
+                    );
+                    return None;
+                }
+                match iface {
+                    None => Some((id, None)),
+                    Some(name) => match nodes[id].interfaces.iter().find(|x| x.name == name) {
+                        Some(x) => Some((id, Some(x.out_dir))),
+                        None => {
+                            let known: Vec<&str> = nodes[id]
+                                .interfaces
+                                .iter()
+                                .map(|x| x.name.as_str())
+                                .collect();
+                            p.push(
+                                at("flow", i, field),
+                                unknown(&format!("interface of `{node}`"), name, &known),
+                            );
+                            None
+                        }
+                    },
+                }
             };
-            let Some(&id) = node_ix.get(node) else {
-                p.push(at("flow", i, field), unknown("node", node, &node_names));
-                return None;
-            };
-            if nodes[id].kind != NodeKind::Host {
-                p.push(at("flow", i, field), format!("`{node}` is a router: flows run between hosts"));
-                return None;
-            }
-            match iface {
-                None => Some((id, None)),
-                Some(name) => match nodes[id].interfaces.iter().find(|x| x.name == name) {
-                    Some(x) => Some((id, Some(x.out_dir))),
-                    None => {
-                        let known: Vec<&str> = nodes[id].interfaces.iter().map(|x| x.name.as_str()).collect();
-                        p.push(at("flow", i, field), unknown(&format!("interface of `{node}`"), name, &known));
-                        None
-                    }
-                },
-            }
-        };
         let src = endpoint("from", &f.from, &mut p);
         let dst = endpoint("to", &f.to, &mut p);
         let mut via = Vec::new();
         for (k, v) in f.via.iter().enumerate() {
             match node_ix.get(v.as_str()) {
                 Some(&id) if nodes[id].kind == NodeKind::Router => via.push(id),
-                Some(_) => p.push(vec![key("flow"), Seg::Index(i), key("via"), Seg::Index(k)], format!("`{v}` is a host: only routers forward")),
-                None => p.push(vec![key("flow"), Seg::Index(i), key("via"), Seg::Index(k)], unknown("node", v, &node_names)),
+                Some(_) => p.push(
+                    vec![key("flow"), Seg::Index(i), key("via"), Seg::Index(k)],
+                    format!("`{v}` is a host: only routers forward"),
+                ),
+                None => p.push(
+                    vec![key("flow"), Seg::Index(i), key("via"), Seg::Index(k)],
+                    unknown("node", v, &node_names),
+                ),
             }
         }
-        let (Some((src, pinned)), Some((dst, _))) = (src, dst) else { continue };
+        let (Some((src, pinned)), Some((dst, _))) = (src, dst) else {
+            continue;
+        };
         if src == dst {
-            p.push(at("flow", i, "to"), "a flow's source and destination must differ");
+            p.push(
+                at("flow", i, "to"),
+                "a flow's source and destination must differ",
+            );
             continue;
         }
         let firsts: Vec<Option<DirId>> = match pinned {
             Some(d) => vec![Some(d)],
-            None => nodes[src].interfaces.iter().map(|x| Some(x.out_dir)).collect(),
+            None => nodes[src]
+                .interfaces
+                .iter()
+                .map(|x| Some(x.out_dir))
+                .collect(),
         };
-        let mut paths: Vec<Route> = firsts.into_iter().filter_map(|first| graph.route(src, &via, dst, first)).collect();
-        paths.sort_by_key(|r| (r.hops.len(), r.hops.iter().map(|&d| links[dir_link(d)].dirs[d % 2].delay.0).sum::<u64>()));
+        let mut paths: Vec<Route> = firsts
+            .into_iter()
+            .filter_map(|first| graph.route(src, &via, dst, first))
+            .collect();
+        paths.sort_by_key(|r| {
+            (
+                r.hops.len(),
+                r.hops
+                    .iter()
+                    .map(|&d| links[dir_link(d)].dirs[d % 2].delay.0)
+                    .sum::<u64>(),
+            )
+        });
         if paths.is_empty() {
-            let how = if via.is_empty() { String::new() } else { format!(" through {}", f.via.join(", ")) };
+            let how = if via.is_empty() {
+                String::new()
+            } else {
+                format!(" through {}", f.via.join(", "))
+            };
             p.push(at("flow", i, "to"), format!("`{}` cannot be reached from `{}`{how}: no path of links and routers joins them", f.to, f.from));
             continue;
         }
@@ -236,55 +356,99 @@ pub fn validate(spec: ScenarioSpec, cx: Context<'_>) -> Result<Scenario, Vec<Pro
         });
     }
     if spec.flows.is_empty() {
-        p.push(vec![key("flow")], "the scenario has no flows: add [[flow]] tables");
+        p.push(
+            vec![key("flow")],
+            "the scenario has no flows: add [[flow]] tables",
+        );
     }
 
     // Events.
     let mut events = Vec::new();
     for (i, e) in spec.events.iter().enumerate() {
         let Some(&link) = link_ix.get(&e.link) else {
-            p.push(at("event", i, "link"), unknown("link", &e.link, &link_names));
+            p.push(
+                at("event", i, "link"),
+                unknown("link", &e.link, &link_names),
+            );
             continue;
         };
         if e.at > duration {
-            p.push(at("event", i, "at"), format!("{} is after the end of the scenario ({duration})", e.at));
+            p.push(
+                at("event", i, "at"),
+                format!("{} is after the end of the scenario ({duration})", e.at),
+            );
         }
         let has_values = e.rate.is_some() || e.delay.is_some() || e.loss.is_some();
         let kind = match e.action {
             EventAction::Down | EventAction::Up if has_values => {
-                p.push(at("event", i, "action"), "`down` and `up` take no rate, delay or loss: use action = \"set\"");
+                p.push(
+                    at("event", i, "action"),
+                    "`down` and `up` take no rate, delay or loss: use action = \"set\"",
+                );
                 continue;
             }
             EventAction::Down => EventKind::Down,
             EventAction::Up => EventKind::Up,
             EventAction::Set if !has_values => {
-                p.push(at("event", i, "action"), "`set` needs at least one of rate, delay, loss");
+                p.push(
+                    at("event", i, "action"),
+                    "`set` needs at least one of rate, delay, loss",
+                );
                 continue;
             }
-            EventAction::Set => EventKind::Set { rate: e.rate, delay: e.delay, loss: e.loss },
+            EventAction::Set => EventKind::Set {
+                rate: e.rate,
+                delay: e.delay,
+                loss: e.loss,
+            },
         };
-        events.push(Event { at: e.at, link, kind });
+        events.push(Event {
+            at: e.at,
+            link,
+            kind,
+        });
     }
     events.sort_by_key(|e| e.at);
 
     // Measurement and expectations.
     if spec.measure.interval == Duration::ZERO {
-        p.push(vec![key("measure"), key("interval")], "the interval must be greater than zero");
+        p.push(
+            vec![key("measure"), key("interval")],
+            "the interval must be greater than zero",
+        );
     }
     if spec.measure.warmup >= duration && duration != Duration::ZERO {
-        p.push(vec![key("measure"), key("warmup")], format!("warm-up {} leaves nothing to measure in a {duration} run", spec.measure.warmup));
+        p.push(
+            vec![key("measure"), key("warmup")],
+            format!(
+                "warm-up {} leaves nothing to measure in a {duration} run",
+                spec.measure.warmup
+            ),
+        );
     }
     for (i, x) in spec.expects.iter().enumerate() {
         match (x.value, x.tolerance, x.min, x.max) {
-            (None, None, None, None) => p.push(vec![key("expect"), Seg::Index(i)], "an expectation needs `value` (with `tolerance`) or a bound `min`/`max`"),
-            (Some(_), None, _, _) => p.push(at("expect", i, "tolerance"), "a published `value` needs a `tolerance`, e.g. \"10%\""),
-            (None, Some(_), _, _) => p.push(at("expect", i, "value"), "`tolerance` is given but there is no `value` to compare with"),
+            (None, None, None, None) => p.push(
+                vec![key("expect"), Seg::Index(i)],
+                "an expectation needs `value` (with `tolerance`) or a bound `min`/`max`",
+            ),
+            (Some(_), None, _, _) => p.push(
+                at("expect", i, "tolerance"),
+                "a published `value` needs a `tolerance`, e.g. \"10%\"",
+            ),
+            (None, Some(_), _, _) => p.push(
+                at("expect", i, "value"),
+                "`tolerance` is given but there is no `value` to compare with",
+            ),
             _ => {}
         }
         for k in x.when.keys() {
             if !cx.params.contains_key(k) {
                 let known: Vec<&str> = cx.params.keys().map(String::as_str).collect();
-                p.push(vec![key("expect"), Seg::Index(i), key("when"), key(k)], unknown("parameter", k, &known));
+                p.push(
+                    vec![key("expect"), Seg::Index(i), key("when"), key(k)],
+                    unknown("parameter", k, &known),
+                );
             }
         }
     }
@@ -326,9 +490,18 @@ fn check_queue(q: &QueueSpec, path: Vec<Seg>, p: &mut Problems) {
         v
     };
     match q {
-        QueueSpec::Droptail { size } if size.is_zero() => p.push(sub("size"), "a queue must hold at least one packet"),
+        QueueSpec::Droptail { size } if size.is_zero() => {
+            p.push(sub("size"), "a queue must hold at least one packet")
+        }
         QueueSpec::Droptail { .. } => {}
-        QueueSpec::Red { size, min_th, max_th, max_p, weight, .. } => {
+        QueueSpec::Red {
+            size,
+            min_th,
+            max_th,
+            max_p,
+            weight,
+            ..
+        } => {
             if size.is_zero() {
                 p.push(sub("size"), "a queue must hold at least one packet");
             }
@@ -337,16 +510,30 @@ fn check_queue(q: &QueueSpec, path: Vec<Seg>, p: &mut Problems) {
                 Size::Bytes(b) => *b as f64,
             };
             if !(*min_th >= 0.0 && min_th < max_th) {
-                p.push(sub("min_th"), format!("expected 0 <= min_th < max_th, got min_th = {min_th}, max_th = {max_th}"));
+                p.push(
+                    sub("min_th"),
+                    format!(
+                        "expected 0 <= min_th < max_th, got min_th = {min_th}, max_th = {max_th}"
+                    ),
+                );
             }
             if *max_th > limit {
-                p.push(sub("max_th"), format!("max_th = {max_th} is above the queue size ({size})"));
+                p.push(
+                    sub("max_th"),
+                    format!("max_th = {max_th} is above the queue size ({size})"),
+                );
             }
             if !(*max_p > 0.0 && *max_p <= 1.0) {
-                p.push(sub("max_p"), format!("expected 0 < max_p <= 1, got {max_p}"));
+                p.push(
+                    sub("max_p"),
+                    format!("expected 0 < max_p <= 1, got {max_p}"),
+                );
             }
             if !(*weight > 0.0 && *weight <= 1.0) {
-                p.push(sub("weight"), format!("expected 0 < weight <= 1, got {weight}"));
+                p.push(
+                    sub("weight"),
+                    format!("expected 0 < weight <= 1, got {weight}"),
+                );
             }
         }
     }

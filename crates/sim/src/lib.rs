@@ -1,14 +1,52 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
+//! A deterministic packet-level simulator of TCP (and, through the same connection model,
+//! MPTCP) over the scenario's network. Same scenario and seed, same result, bit for bit.
+
+mod connection;
+pub mod engine;
+mod measure;
+pub mod packet;
+pub mod tcp;
+mod world;
+
+use scenario::Scenario;
+use scenario::results::{RunResult, RunStats};
+use std::time::Instant;
+pub use world::sub_seed;
+
+/// Congestion controls this backend implements.
+pub fn algorithms() -> Vec<String> {
+    mptcp_cc::ALGORITHMS.iter().map(|s| s.to_string()).collect()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
+/// Runs one variant with one seed. `progress` receives the fraction of simulated time done.
+pub fn run(sc: &Scenario, seed: u64, mut progress: impl FnMut(f64)) -> RunResult {
+    let started = Instant::now();
+    let mut world = world::World::new(sc, seed);
+    let end = world.end as f64;
+    world.run(|t| progress(t as f64 / end));
+    let events = world.queue.popped;
+    let packet_hops = world.packet_hops;
+    let world::World {
+        meter,
+        links,
+        flows,
+        ..
+    } = world;
+    let (metrics, flow_goodput_mbps, series) = meter.finish(sc, &links, &flows);
+    RunResult {
+        scenario: sc.name.clone(),
+        variant: sc.variant.clone(),
+        backend: "sim".into(),
+        seed,
+        params: sc.params.clone(),
+        metrics,
+        flow_goodput_mbps,
+        series,
+        stats: RunStats {
+            events,
+            packet_hops,
+            simulated_s: sc.duration.secs(),
+            wall_s: started.elapsed().as_secs_f64(),
+        },
     }
 }

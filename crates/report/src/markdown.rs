@@ -1,0 +1,263 @@
+//! `report.md` beside `summary.json`: the checks against published figures, the metrics of
+//! every variant, and plots of each variant's first run.
+
+use crate::plots::{Bar, Line, line_chart, published_bars};
+use crate::store::{read_series, read_summary};
+use crate::summary::{Check, MetricStats, Summary};
+use anyhow::Result;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+/// How many flows' window traces one plot shows (more is unreadable).
+const MAX_TRACES: usize = 8;
+
+/// Writes `report.md` and its plots into `dir`; returns the report's path.
+pub fn write_report(dir: &Path) -> Result<PathBuf> {
+    let summary = read_summary(dir)?;
+    let mut md = String::new();
+    writeln!(md, "# {}\n", summary.scenario)?;
+    if !summary.description.is_empty() {
+        writeln!(md, "{}\n", summary.description.trim())?;
+    }
+    if !summary.source.is_empty() {
+        writeln!(md, "Source: {}\n", summary.source.trim())?;
+    }
+    let seeds: Vec<String> = summary.seeds.iter().map(u64::to_string).collect();
+    writeln!(
+        md,
+        "Scenario file `{}`, backend `{}`, seeds {}. Values are means over seeds; ranges are min to max.\n",
+        summary.file,
+        summary.backend,
+        seeds.join(", ")
+    )?;
+
+    checks_section(&mut md, &summary)?;
+    metrics_section(&mut md, &summary)?;
+    plots_section(&mut md, &summary, dir)?;
+
+    let path = dir.join("report.md");
+    std::fs::write(&path, md)?;
+    Ok(path)
+}
+
+fn fmt_stats(m: &MetricStats) -> String {
+    if m.runs.len() > 1 {
+        format!("{:.3} ± {:.3} [{:.3}, {:.3}]", m.mean, m.std, m.min, m.max)
+    } else {
+        format!("{:.3}", m.mean)
+    }
+}
+
+fn expectation(c: &Check) -> String {
+    let mut parts = Vec::new();
+    if let Some(p) = c.published {
+        parts.push(format!("{p} {}", c.tolerance.clone().unwrap_or_default()));
+    }
+    if let Some(m) = c.min {
+        parts.push(format!(">= {m}"));
+    }
+    if let Some(m) = c.max {
+        parts.push(format!("<= {m}"));
+    }
+    parts.join(", ")
+}
+
+fn checks_section(md: &mut String, s: &Summary) -> Result<()> {
+    let checks: Vec<_> = s.checks().collect();
+    if checks.is_empty() {
+        return Ok(());
+    }
+    let passed = checks.iter().filter(|(_, c)| c.pass).count();
+    writeln!(
+        md,
+        "## Against the published figures and expected bounds\n\n{passed} of {} checks pass.\n",
+        checks.len()
+    )?;
+    writeln!(
+        md,
+        "| variant | metric | ours | expected | pass | source |\n| --- | --- | --- | --- | --- | --- |"
+    )?;
+    for (v, c) in checks {
+        let metric = match &c.over {
+            Some(o) => format!("`{}` / `{o}`", c.metric),
+            None => format!("`{}`", c.metric),
+        };
+        let ours = match (c.over.is_none(), c.ours) {
+            (true, Some(_)) => v.metrics.get(&c.metric).map(fmt_stats).unwrap_or_default(),
+            (false, Some(o)) => format!("{o:.3}"),
+            (_, None) => "missing".into(),
+        };
+        writeln!(
+            md,
+            "| {} | {metric} | {ours} | {} | {} | {} |",
+            v.name,
+            expectation(c),
+            if c.pass { "yes" } else { "**no**" },
+            c.source
+        )?;
+    }
+    writeln!(md)?;
+    Ok(())
+}
+
+fn metrics_section(md: &mut String, s: &Summary) -> Result<()> {
+    writeln!(md, "## Metrics\n")?;
+    let mut names: Vec<&String> = s
+        .variants
+        .iter()
+        .flat_map(|v| v.metrics.keys())
+        .filter(|k| k.starts_with("group.") || k.starts_with("all."))
+        .collect();
+    names.sort();
+    names.dedup();
+    writeln!(
+        md,
+        "| variant | {} |",
+        names
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    )?;
+    writeln!(md, "| --- |{}", " --- |".repeat(names.len()))?;
+    for v in &s.variants {
+        let cells: Vec<String> = names
+            .iter()
+            .map(|n| v.metrics.get(*n).map(fmt_stats).unwrap_or_default())
+            .collect();
+        writeln!(md, "| {} | {} |", v.name, cells.join(" | "))?;
+    }
+    writeln!(md)?;
+    let mut links: Vec<&String> = s
+        .variants
+        .iter()
+        .flat_map(|v| v.metrics.keys())
+        .filter(|k| k.starts_with("link.") && k.ends_with(".utilisation"))
+        .collect();
+    links.sort();
+    links.dedup();
+    if !links.is_empty() {
+        writeln!(
+            md,
+            "Link utilisation (bytes on the wire over capacity, after warm-up) and drops:\n"
+        )?;
+        writeln!(
+            md,
+            "| variant | link | utilisation | drops | mean queue (pkts) |\n| --- | --- | --- | --- | --- |"
+        )?;
+        for v in &s.variants {
+            for l in &links {
+                let base = l.trim_end_matches(".utilisation");
+                let get = |k: &str| {
+                    v.metrics
+                        .get(&format!("{base}.{k}"))
+                        .map(fmt_stats)
+                        .unwrap_or_default()
+                };
+                writeln!(
+                    md,
+                    "| {} | `{}` | {} | {} | {} |",
+                    v.name,
+                    base.trim_start_matches("link."),
+                    get("utilisation"),
+                    get("drops"),
+                    get("mean_queue_pkts")
+                )?;
+            }
+        }
+        writeln!(md)?;
+    }
+    Ok(())
+}
+
+fn plots_section(md: &mut String, s: &Summary, dir: &Path) -> Result<()> {
+    writeln!(md, "## Plots\n")?;
+    let bars: Vec<Bar> = s
+        .checks()
+        .filter_map(|(v, c)| {
+            let published = c.published?;
+            let ours = c.ours?;
+            let range = if c.over.is_none() {
+                v.metrics
+                    .get(&c.metric)
+                    .map(|m| (m.min, m.max))
+                    .unwrap_or((ours, ours))
+            } else {
+                (ours, ours)
+            };
+            let short = c.metric.rsplit('.').nth(1).unwrap_or(&c.metric);
+            Some(Bar {
+                label: format!("{} {short}", v.name),
+                ours,
+                ours_range: range,
+                published,
+            })
+        })
+        .collect();
+    if !bars.is_empty() {
+        published_bars(
+            &dir.join("published"),
+            &format!("{}: ours vs published", s.scenario),
+            &bars,
+        )?;
+        writeln!(
+            md,
+            "![ours vs published](published.png) ([svg](published.svg))\n"
+        )?;
+    }
+    for v in &s.variants {
+        let Some(seed) = s.seeds.first() else {
+            continue;
+        };
+        let csv = dir.join(&v.dir).join(format!("series-seed{seed}.csv"));
+        if !csv.exists() {
+            continue;
+        }
+        let series = read_series(&csv)?;
+        writeln!(md, "### {}\n", v.name)?;
+        let pick = |name: &str, prefix: &str, strip: &str| -> Vec<Line> {
+            series
+                .iter()
+                .filter(|x| x.name == name && x.entity.starts_with(prefix))
+                .take(MAX_TRACES)
+                .map(|x| Line {
+                    label: x.entity.trim_start_matches(strip).to_string(),
+                    points: x
+                        .times_s
+                        .iter()
+                        .copied()
+                        .zip(x.values.iter().copied())
+                        .collect(),
+                })
+                .collect()
+        };
+        let vdir = dir.join(&v.dir);
+        let groups = pick("goodput_mbps", "group.", "group.");
+        if !groups.is_empty() {
+            line_chart(
+                &vdir.join("goodput"),
+                &format!("Goodput per flow group, {}", v.name),
+                "time (s)",
+                "goodput (Mbps)",
+                &groups,
+            )?;
+            writeln!(
+                md,
+                "![goodput]({0}/goodput.png) ([svg]({0}/goodput.svg))\n",
+                v.dir
+            )?;
+        }
+        let cwnd = pick("cwnd_pkts", "flow.", "flow.");
+        if !cwnd.is_empty() {
+            line_chart(
+                &vdir.join("cwnd"),
+                &format!("Congestion window, {}", v.name),
+                "time (s)",
+                "cwnd (packets)",
+                &cwnd,
+            )?;
+            writeln!(md, "![cwnd]({0}/cwnd.png) ([svg]({0}/cwnd.svg))\n", v.dir)?;
+        }
+    }
+    Ok(())
+}

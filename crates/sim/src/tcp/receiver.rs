@@ -1,0 +1,179 @@
+//! The receiving side of one TCP subflow: cumulative and selective acknowledgement,
+//! delayed ACKs (every second segment or after 40 ms, immediately when out of order),
+//! timestamps echo (RFC 7323), and the advertised window from the receive buffer.
+
+/// Linux's minimum delayed-ACK timeout.
+pub const DELACK_TIMEOUT: u64 = 40_000_000;
+
+pub struct Receiver {
+    pub rcv_nxt: u64,
+    /// Out-of-order ranges `[start, end)`, sorted, disjoint.
+    ooo: Vec<(u64, u64)>,
+    /// The range holding the most recent out-of-order arrival (first SACK block).
+    recent: Option<u64>,
+    pending: u32,
+    ts_recent: u64,
+    pub delack_deadline: Option<u64>,
+    pub buffer_segs: u64,
+    pub delayed_ack: bool,
+    pub sack: bool,
+}
+
+/// What an arriving segment did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DataResult {
+    /// Segments newly delivered in order to the application.
+    pub delivered: u64,
+    pub ack_now: bool,
+}
+
+impl Receiver {
+    pub fn new(buffer_segs: u64, delayed_ack: bool, sack: bool) -> Self {
+        Receiver {
+            rcv_nxt: 0,
+            ooo: Vec::new(),
+            recent: None,
+            pending: 0,
+            ts_recent: 0,
+            delack_deadline: None,
+            buffer_segs,
+            delayed_ack,
+            sack,
+        }
+    }
+
+    pub fn on_data(&mut self, now: u64, seq: u64, ts: u64) -> DataResult {
+        if seq < self.rcv_nxt || self.ooo.iter().any(|&(a, b)| seq >= a && seq < b) {
+            return DataResult {
+                delivered: 0,
+                ack_now: true,
+            };
+        }
+        if seq > self.rcv_nxt {
+            self.insert(seq);
+            self.recent = Some(seq);
+            return DataResult {
+                delivered: 0,
+                ack_now: true,
+            };
+        }
+        // In order. Echo the oldest unacknowledged segment's timestamp (RFC 7323).
+        if self.pending == 0 {
+            self.ts_recent = ts;
+        }
+        let before = self.rcv_nxt;
+        self.rcv_nxt += 1;
+        let filled_hole = !self.ooo.is_empty();
+        if let Some(&(a, b)) = self.ooo.first()
+            && a == self.rcv_nxt
+        {
+            self.rcv_nxt = b;
+            self.ooo.remove(0);
+        }
+        if filled_hole {
+            self.ts_recent = ts;
+        }
+        let delivered = self.rcv_nxt - before;
+        self.pending += 1;
+        let ack_now = !self.delayed_ack || filled_hole || self.pending >= 2;
+        if !ack_now && self.delack_deadline.is_none() {
+            self.delack_deadline = Some(now + DELACK_TIMEOUT);
+        }
+        DataResult { delivered, ack_now }
+    }
+
+    fn insert(&mut self, seq: u64) {
+        let i = self.ooo.partition_point(|&(_, b)| b < seq);
+        // Merge with the range ending at seq and/or the one starting at seq + 1.
+        let joins_prev = i < self.ooo.len() && self.ooo[i].1 == seq;
+        let next = if joins_prev { i + 1 } else { i };
+        let joins_next = next < self.ooo.len() && self.ooo[next].0 == seq + 1;
+        match (joins_prev, joins_next) {
+            (true, true) => {
+                self.ooo[i].1 = self.ooo[next].1;
+                self.ooo.remove(next);
+            }
+            (true, false) => self.ooo[i].1 = seq + 1,
+            (false, true) => self.ooo[next].0 = seq,
+            (false, false) => self.ooo.insert(i, (seq, seq + 1)),
+        }
+    }
+
+    /// Segments held out of order (they occupy the receive buffer).
+    pub fn ooo_segments(&self) -> u64 {
+        self.ooo.iter().map(|(a, b)| b - a).sum()
+    }
+
+    /// Fields of the ACK to send now: (cumulative ack, TSecr, window, SACK blocks).
+    /// Resets the delayed-ACK state.
+    pub fn make_ack(&mut self) -> (u64, u64, u32, [(u32, u32); 3]) {
+        self.pending = 0;
+        self.delack_deadline = None;
+        let mut sack = [(0u32, 0u32); 3];
+        if self.sack && !self.ooo.is_empty() {
+            let rel = |(a, b): (u64, u64)| ((a - self.rcv_nxt) as u32, (b - self.rcv_nxt) as u32);
+            let mut n = 0;
+            // RFC 2018: the block with the most recent arrival first, then the others.
+            let first = self
+                .recent
+                .and_then(|s| self.ooo.iter().copied().find(|&(a, b)| s >= a && s < b));
+            if let Some(r) = first {
+                sack[0] = rel(r);
+                n = 1;
+            }
+            for &r in self.ooo.iter().rev() {
+                if n == 3 {
+                    break;
+                }
+                if Some(r) != first {
+                    sack[n] = rel(r);
+                    n += 1;
+                }
+            }
+        }
+        let window = self
+            .buffer_segs
+            .saturating_sub(self.ooo_segments())
+            .min(u32::MAX as u64) as u32;
+        (self.rcv_nxt, self.ts_recent, window, sack)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delayed_ack_every_second_segment() {
+        let mut r = Receiver::new(1000, true, true);
+        assert!(!r.on_data(0, 0, 1).ack_now);
+        assert_eq!(r.delack_deadline, Some(DELACK_TIMEOUT));
+        assert!(r.on_data(1, 1, 2).ack_now);
+        let (ack, tsecr, _, sack) = r.make_ack();
+        assert_eq!((ack, tsecr, sack[0]), (2, 1, (0, 0)));
+    }
+
+    #[test]
+    fn sack_blocks_most_recent_first_and_hole_fill() {
+        let mut r = Receiver::new(1000, true, true);
+        r.on_data(0, 0, 1);
+        assert!(r.on_data(0, 2, 1).ack_now);
+        assert!(r.on_data(0, 5, 1).ack_now);
+        r.on_data(0, 6, 1);
+        let (ack, _, win, sack) = r.make_ack();
+        assert_eq!(ack, 1);
+        assert_eq!(sack, [(4, 6), (1, 2), (0, 0)]);
+        assert_eq!(win, 1000 - 3);
+        let res = r.on_data(0, 1, 9);
+        assert_eq!(
+            res,
+            DataResult {
+                delivered: 2,
+                ack_now: true
+            }
+        );
+        let (ack, tsecr, _, sack) = r.make_ack();
+        assert_eq!((ack, tsecr), (3, 9));
+        assert_eq!(sack[0], (2, 4));
+    }
+}

@@ -1,0 +1,296 @@
+//! The sending side of one TCP subflow: SACK scoreboard (RFC 6675 with FACK loss marking),
+//! NewReno when the peer does not SACK, recovery and loss states, RTO (RFC 6298).
+//!
+//! Window growth and reduction are decided by the connection's congestion control, which
+//! sees every subflow; this type reports what happened (packets acked, a loss detected) and
+//! applies what it is told.
+
+use super::rtt::RttEstimator;
+use crate::packet::Packet;
+use std::collections::VecDeque;
+
+const SACKED: u8 = 1;
+const LOST: u8 = 2;
+const RETRANS: u8 = 4;
+/// Segments SACKed above a hole before it counts as lost (RFC 6675 DupThresh).
+const DUP_THRESH: u64 = 3;
+pub const INITIAL_CWND: f64 = 10.0;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaState {
+    Open,
+    /// Fast recovery after a loss detected by SACK or duplicate ACKs.
+    Recovery,
+    /// After a retransmission timeout.
+    Loss,
+}
+
+/// What one ACK did, for the connection to act on.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct AckResult {
+    /// Segments newly acknowledged cumulatively.
+    pub acked: u64,
+    /// A new loss was found while in the Open state: the window must be reduced.
+    pub loss_detected: bool,
+}
+
+/// What to transmit next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    Retransmit(u64),
+    New(u64),
+}
+
+pub struct Sender {
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    pub cwnd: f64,
+    pub ssthresh: f64,
+    pub state: CaState,
+    recovery_point: u64,
+    /// Flags of segments `[snd_una, snd_nxt)`.
+    board: VecDeque<u8>,
+    sacked_out: u64,
+    lost_out: u64,
+    retrans_out: u64,
+    /// Without SACK, duplicate ACKs stand for segments that left the network.
+    dup_acks: u64,
+    /// One past the highest SACKed segment.
+    fack: u64,
+    lost_scan: u64,
+    retx_scan: u64,
+    pub rtt: RttEstimator,
+    /// When the retransmission timer fires, if armed.
+    pub rto_deadline: Option<u64>,
+    /// Peer's advertised window, segments.
+    pub rwnd: u64,
+    /// Sender-side window limit, segments.
+    pub window_limit: u64,
+    pub sack: bool,
+    /// Segments the application has written so far (`u64::MAX` for a bulk source).
+    pub app_limit: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+}
+
+impl Sender {
+    pub fn new(sack: bool, window_limit: u64, rwnd: u64, app_limit: u64) -> Self {
+        Sender {
+            snd_una: 0,
+            snd_nxt: 0,
+            cwnd: INITIAL_CWND,
+            ssthresh: f64::INFINITY,
+            state: CaState::Open,
+            recovery_point: 0,
+            board: VecDeque::new(),
+            sacked_out: 0,
+            lost_out: 0,
+            retrans_out: 0,
+            dup_acks: 0,
+            fack: 0,
+            lost_scan: 0,
+            retx_scan: 0,
+            rtt: RttEstimator::default(),
+            rto_deadline: None,
+            rwnd,
+            window_limit,
+            sack,
+            app_limit,
+            retransmits: 0,
+            timeouts: 0,
+        }
+    }
+
+    pub fn outstanding(&self) -> u64 {
+        self.snd_nxt - self.snd_una
+    }
+
+    /// Segments believed to be in the network (RFC 6675 "pipe", Linux packets_in_flight).
+    pub fn pipe(&self) -> u64 {
+        (self.outstanding() + self.retrans_out)
+            .saturating_sub(self.sacked_out + self.lost_out + self.dup_acks)
+    }
+
+    /// The window the sender may fill: congestion window, capped by the configured limit.
+    pub fn send_window(&self) -> u64 {
+        (self.cwnd as u64).max(1).min(self.window_limit)
+    }
+
+    pub fn all_acked(&self) -> bool {
+        self.snd_una >= self.app_limit
+    }
+
+    pub fn flags(&self, seq: u64) -> u8 {
+        self.board[(seq - self.snd_una) as usize]
+    }
+
+    fn set(&mut self, seq: u64, flag: u8) {
+        self.board[(seq - self.snd_una) as usize] |= flag;
+    }
+
+    /// The next segment to put on the wire, if the windows allow one.
+    pub fn next_to_send(&mut self) -> Option<Next> {
+        if self.pipe() >= self.send_window() {
+            return None;
+        }
+        if self.lost_out > self.retrans_out {
+            self.retx_scan = self.retx_scan.max(self.snd_una);
+            while self.retx_scan < self.snd_nxt {
+                let s = self.retx_scan;
+                let f = self.flags(s);
+                if f & LOST != 0 && f & (RETRANS | SACKED) == 0 {
+                    self.set(s, RETRANS);
+                    self.retrans_out += 1;
+                    self.retransmits += 1;
+                    return Some(Next::Retransmit(s));
+                }
+                self.retx_scan += 1;
+            }
+        }
+        // Flow control: never beyond what the receiver can hold.
+        if self.snd_nxt < self.app_limit && self.snd_nxt < self.snd_una + self.rwnd.max(1) {
+            let s = self.snd_nxt;
+            self.board.push_back(0);
+            self.snd_nxt += 1;
+            return Some(Next::New(s));
+        }
+        None
+    }
+
+    /// Processes one ACK.
+    pub fn on_ack(&mut self, now: u64, ack: &Packet) -> AckResult {
+        let mut res = AckResult::default();
+        self.rwnd = ack.rwnd as u64;
+        let mut newly_lost = false;
+        if ack.seq > self.snd_una && ack.seq <= self.snd_nxt {
+            let n = ack.seq - self.snd_una;
+            for f in self.board.drain(..n as usize) {
+                self.sacked_out -= (f & SACKED != 0) as u64;
+                self.lost_out -= (f & LOST != 0 && f & SACKED == 0) as u64;
+                self.retrans_out -= (f & RETRANS != 0 && f & SACKED == 0) as u64;
+            }
+            self.snd_una = ack.seq;
+            res.acked = n;
+            if ack.ts > 0 {
+                self.rtt.sample(now.saturating_sub(ack.ts));
+            }
+            self.rtt.backoff = 0;
+            self.dup_acks = self.dup_acks.saturating_sub(n);
+            if !self.sack && self.state == CaState::Open {
+                self.dup_acks = 0;
+            }
+            if self.state != CaState::Open && self.snd_una >= self.recovery_point {
+                if self.state == CaState::Recovery {
+                    self.cwnd = self.ssthresh;
+                }
+                self.state = CaState::Open;
+                self.dup_acks = 0;
+            } else if self.state == CaState::Recovery && !self.sack && self.outstanding() > 0 {
+                // NewReno partial ACK: the next hole is lost too.
+                newly_lost |= self.mark_lost(self.snd_una);
+            }
+        } else if ack.seq == self.snd_una && self.outstanding() > 0 && !self.sack {
+            self.dup_acks = (self.dup_acks + 1).min(self.outstanding().saturating_sub(1));
+            if self.dup_acks >= DUP_THRESH && self.state == CaState::Open {
+                newly_lost |= self.mark_lost(self.snd_una);
+            }
+        }
+        if self.sack {
+            for &(a, b) in &ack.sack {
+                if b <= a {
+                    continue;
+                }
+                let start = (ack.seq + a as u64).max(self.snd_una);
+                let end = (ack.seq + b as u64).min(self.snd_nxt);
+                for s in start..end {
+                    let f = self.flags(s);
+                    if f & SACKED == 0 {
+                        self.set(s, SACKED);
+                        self.sacked_out += 1;
+                        self.lost_out -= (f & LOST != 0) as u64;
+                        self.retrans_out -= (f & RETRANS != 0) as u64;
+                    }
+                }
+                self.fack = self.fack.max(end);
+            }
+            // FACK: a segment with DupThresh SACKed segments' worth above it is lost.
+            let limit = self.fack.saturating_sub(DUP_THRESH);
+            self.lost_scan = self.lost_scan.max(self.snd_una);
+            while self.lost_scan < limit {
+                newly_lost |= self.mark_lost(self.lost_scan);
+                self.lost_scan += 1;
+            }
+        }
+        self.rto_deadline = if self.outstanding() > 0 {
+            if res.acked > 0 || self.rto_deadline.is_none() {
+                Some(now + self.rtt.rto())
+            } else {
+                self.rto_deadline
+            }
+        } else {
+            None
+        };
+        res.loss_detected = newly_lost && self.state == CaState::Open;
+        res
+    }
+
+    fn mark_lost(&mut self, seq: u64) -> bool {
+        let f = self.flags(seq);
+        if f & (SACKED | LOST) != 0 {
+            return false;
+        }
+        self.set(seq, LOST);
+        self.lost_out += 1;
+        self.retx_scan = self.retx_scan.min(seq);
+        true
+    }
+
+    /// Starts fast recovery with the threshold the congestion control chose.
+    pub fn enter_recovery(&mut self, ssthresh: f64) {
+        self.ssthresh = ssthresh.max(1.0);
+        self.cwnd = self.ssthresh;
+        self.state = CaState::Recovery;
+        self.recovery_point = self.snd_nxt;
+    }
+
+    /// The retransmission timer fired. `ssthresh` is the congestion control's reduction,
+    /// applied only when the timeout interrupts the Open state (as Linux does).
+    pub fn on_rto(&mut self, now: u64, ssthresh: f64) {
+        if self.state == CaState::Open {
+            self.ssthresh = ssthresh.max(1.0);
+        }
+        self.cwnd = 1.0;
+        self.state = CaState::Loss;
+        self.recovery_point = self.snd_nxt;
+        self.lost_out = 0;
+        self.retrans_out = 0;
+        self.dup_acks = 0;
+        for f in self.board.iter_mut() {
+            *f &= SACKED;
+            if *f == 0 {
+                *f = LOST;
+                self.lost_out += 1;
+            }
+        }
+        self.retx_scan = self.snd_una;
+        self.timeouts += 1;
+        self.rtt.backoff += 1;
+        self.rto_deadline = Some(now + self.rtt.rto());
+    }
+
+    /// Slow start: grow by the segments acknowledged, up to ssthresh. Returns the acked
+    /// segments left over for congestion avoidance.
+    pub fn slow_start(&mut self, acked: u64) -> f64 {
+        let room = (self.ssthresh - self.cwnd).max(0.0);
+        let grow = (acked as f64).min(room);
+        self.cwnd += grow;
+        acked as f64 - grow
+    }
+
+    /// The segment was sent at `now`: arm the timer if nothing else did.
+    pub fn on_sent(&mut self, now: u64) {
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+    }
+}
