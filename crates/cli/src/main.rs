@@ -93,7 +93,10 @@ fn main() -> ExitCode {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            match e.downcast_ref::<scenario::ScenarioErrors>() {
+                Some(errors) => eprintln!("{errors}"),
+                None => eprintln!("error: {e:#}"),
+            }
             ExitCode::from(2)
         }
     }

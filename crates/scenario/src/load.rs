@@ -144,7 +144,10 @@ pub fn load_str(
             Ok(s) => s,
             Err(e) => {
                 let path = serde_path(e.path());
-                errors.push(at(&path, enrich_serde_message(&e.inner().to_string())));
+                // toml appends "in `a.b`"; we name the field ourselves, with its line.
+                let message = e.inner().to_string();
+                let message = message.split("\nin `").next().unwrap_or_default().trim();
+                errors.push(at(&path, enrich_serde_message(message)));
                 continue;
             }
         };
@@ -184,9 +187,15 @@ fn parse_override(raw: &str) -> Value {
         .unwrap_or_else(|| Value::String(raw.to_string()))
 }
 
+/// How a parameter value is named in variant names and matched by `when`: strings bare,
+/// tables by their `name` (or else `kind`) field, anything else as TOML.
 pub fn display_value(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
+        Value::Table(t) => match t.get("name").or_else(|| t.get("kind")) {
+            Some(n) => display_value(n),
+            None => v.to_string(),
+        },
         other => other.to_string(),
     }
 }

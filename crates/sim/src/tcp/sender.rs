@@ -294,3 +294,126 @@ impl Sender {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ack(seq: u64, sack: &[(u64, u64)], ts: u64) -> Packet {
+        let mut blocks = [(0u32, 0u32); 3];
+        for (i, &(a, b)) in sack.iter().enumerate() {
+            blocks[i] = ((a - seq) as u32, (b - seq) as u32);
+        }
+        Packet {
+            conn: 0,
+            subflow: 0,
+            is_ack: true,
+            route: 0,
+            hop: 0,
+            wire_bytes: 40,
+            seq,
+            ts,
+            rwnd: 1000,
+            sack: blocks,
+        }
+    }
+
+    fn send_all(s: &mut Sender) -> Vec<Next> {
+        std::iter::from_fn(|| s.next_to_send()).collect()
+    }
+
+    #[test]
+    fn initial_window_then_flow_control() {
+        let mut s = Sender::new(true, u64::MAX, 1000, u64::MAX);
+        assert_eq!(send_all(&mut s).len(), 10);
+        let mut s = Sender::new(true, u64::MAX, 4, u64::MAX);
+        assert_eq!(
+            send_all(&mut s).len(),
+            4,
+            "the receiver's window caps the flight"
+        );
+        let mut s = Sender::new(true, 3, 1000, u64::MAX);
+        assert_eq!(
+            send_all(&mut s).len(),
+            3,
+            "the window limit caps the flight"
+        );
+    }
+
+    #[test]
+    fn sack_marks_the_hole_lost_and_retransmits_it_first() {
+        let mut s = Sender::new(true, u64::MAX, 1000, u64::MAX);
+        send_all(&mut s);
+        // Segment 0 lost; 1, 2 SACKed: not yet three above it.
+        let r = s.on_ack(1, &ack(0, &[(1, 3)], 0));
+        assert!(!r.loss_detected);
+        let r = s.on_ack(2, &ack(0, &[(1, 4)], 0));
+        assert!(r.loss_detected, "three SACKed above the hole");
+        s.enter_recovery(5.0);
+        assert_eq!(s.state, CaState::Recovery);
+        assert_eq!(s.pipe(), 10 - 3 - 1);
+        // pipe 6 >= cwnd 5: nothing may go until more leaves the network.
+        assert_eq!(s.next_to_send(), None);
+        s.on_ack(3, &ack(0, &[(1, 6)], 0));
+        assert_eq!(s.next_to_send(), Some(Next::Retransmit(0)));
+        // The retransmission arrives: everything up to 6 is acknowledged, recovery goes on
+        // until the recovery point (10).
+        let r = s.on_ack(4, &ack(6, &[], 3));
+        assert_eq!(r.acked, 6);
+        assert_eq!(s.state, CaState::Recovery);
+        s.on_ack(5, &ack(10, &[], 4));
+        assert_eq!(s.state, CaState::Open);
+        assert_eq!(s.cwnd, 5.0);
+        assert_eq!(s.retransmits, 1);
+    }
+
+    #[test]
+    fn newreno_three_dupacks_then_partial_ack() {
+        let mut s = Sender::new(false, u64::MAX, 1000, u64::MAX);
+        send_all(&mut s);
+        // Segments 0 and 5 lost.
+        assert!(!s.on_ack(1, &ack(0, &[], 0)).loss_detected);
+        assert!(!s.on_ack(1, &ack(0, &[], 0)).loss_detected);
+        assert!(s.on_ack(1, &ack(0, &[], 0)).loss_detected);
+        s.enter_recovery(5.0);
+        for _ in 0..4 {
+            s.on_ack(2, &ack(0, &[], 0));
+        }
+        assert_eq!(s.next_to_send(), Some(Next::Retransmit(0)));
+        // Partial ACK up to the second hole: it is retransmitted at once.
+        s.on_ack(3, &ack(5, &[], 2));
+        assert_eq!(s.state, CaState::Recovery);
+        let sent = send_all(&mut s);
+        assert_eq!(sent.first(), Some(&Next::Retransmit(5)));
+    }
+
+    #[test]
+    fn timeout_resends_from_the_first_unacked_and_backs_off() {
+        let mut s = Sender::new(true, u64::MAX, 1000, u64::MAX);
+        send_all(&mut s);
+        s.on_sent(0);
+        let first = s.rto_deadline.unwrap();
+        s.on_rto(first, 5.0);
+        assert_eq!((s.cwnd, s.ssthresh, s.state), (1.0, 5.0, CaState::Loss));
+        assert_eq!(send_all(&mut s), vec![Next::Retransmit(0)]);
+        assert_eq!(
+            s.rto_deadline,
+            Some(first + 2 * super::super::rtt::INITIAL_RTO)
+        );
+        // A second timeout in Loss keeps the first reduction.
+        s.on_rto(s.rto_deadline.unwrap(), 1.0);
+        assert_eq!(s.ssthresh, 5.0);
+        // Slow start back towards ssthresh after the timeout.
+        s.on_ack(10, &ack(1, &[], 1));
+        let left = s.slow_start(1);
+        assert_eq!((s.cwnd, left), (2.0, 0.0));
+    }
+
+    #[test]
+    fn rtt_from_echoed_timestamps() {
+        let mut s = Sender::new(true, u64::MAX, 1000, u64::MAX);
+        send_all(&mut s);
+        s.on_ack(150_000_000, &ack(2, &[], 50_000_000));
+        assert_eq!(s.rtt.srtt, 100_000_000);
+    }
+}

@@ -1,0 +1,348 @@
+//! Every kind of bad input gets an error naming the file, line, column and field, and
+//! saying what was expected.
+
+use scenario::{LoadOptions, ScenarioErrors, load_str};
+use std::path::Path;
+
+const GOOD: &str = r#"
+[scenario]
+name = "t"
+duration = "10s"
+
+[[node]]
+name = "h1"
+kind = "host"
+[[node]]
+name = "r1"
+kind = "router"
+[[node]]
+name = "h2"
+kind = "host"
+
+[[link]]
+a = "h1"
+b = "r1"
+rate = "10Mbps"
+delay = "5ms"
+
+[[link]]
+name = "core"
+a = "r1"
+b = "h2"
+rate = "10Mbps"
+delay = "5ms"
+queue = { kind = "droptail", size = "100pkt" }
+
+[[flow]]
+name = "f"
+from = "h1"
+to = "h2"
+
+[[event]]
+at = "5s"
+link = "core"
+action = "down"
+"#;
+
+fn opts() -> LoadOptions {
+    LoadOptions {
+        known_cc: vec!["reno".into(), "lia".into()],
+        overrides: Vec::new(),
+    }
+}
+
+fn errors(text: &str) -> ScenarioErrors {
+    load_str(text, Path::new("bad.toml"), &opts()).expect_err("should be rejected")
+}
+
+/// Replaces `from` in GOOD (which must occur exactly once) and returns the single error.
+fn error_after(from: &str, to: &str) -> String {
+    assert_eq!(
+        GOOD.matches(from).count(),
+        1,
+        "`{from}` must be unique in GOOD"
+    );
+    let e = errors(&GOOD.replacen(from, to, 1));
+    e.to_string()
+}
+
+fn line_of(text: &str, needle: &str) -> usize {
+    text.lines()
+        .position(|l| l.contains(needle))
+        .expect("needle in text")
+        + 1
+}
+
+#[test]
+fn the_good_scenario_loads() {
+    let v = load_str(GOOD, Path::new("good.toml"), &opts()).unwrap();
+    assert_eq!(v.len(), 1);
+    assert_eq!(v[0].flows[0].paths[0].hops.len(), 2);
+}
+
+#[test]
+fn syntax_error_has_line_and_column() {
+    let text = GOOD.replacen(
+        "delay = \"5ms\"\n\n[[link]]",
+        "delay = \"5ms\n\n[[link]]",
+        1,
+    );
+    let e = errors(&text).0.remove(0);
+    assert_eq!(e.file, Path::new("bad.toml"));
+    assert!(e.line > 0 && e.column > 0, "{e}");
+    assert!(e.message.starts_with("TOML syntax"), "{e}");
+}
+
+#[test]
+fn unknown_key_suggests_the_right_one() {
+    let text = GOOD.replacen(
+        "rate = \"10Mbps\"\ndelay = \"5ms\"\nqueue",
+        "rat = \"10Mbps\"\ndelay = \"5ms\"\nqueue",
+        1,
+    );
+    let e = errors(&text).0.remove(0);
+    assert_eq!(e.field, "link[1].rat");
+    assert_eq!(e.line, line_of(&text, "rat = "));
+    assert!(
+        e.message.contains("unknown field `rat`") && e.message.contains("did you mean `rate`?"),
+        "{e}"
+    );
+}
+
+#[test]
+fn missing_field_names_the_table() {
+    let m = error_after("name = \"f\"\nfrom = \"h1\"", "name = \"f\"");
+    assert!(
+        m.contains("flow[0]") && m.contains("missing field `from`"),
+        "{m}"
+    );
+}
+
+#[test]
+fn bad_units() {
+    let m = error_after(
+        "name = \"core\"\na = \"r1\"\nb = \"h2\"\nrate = \"10Mbps\"",
+        "name = \"core\"\na = \"r1\"\nb = \"h2\"\nrate = \"10Mbit\"",
+    );
+    assert!(
+        m.contains("bad.toml:")
+            && m.contains("link[1].rate")
+            && m.contains("unknown rate unit `Mbit`")
+            && m.contains("10Mbps"),
+        "{m}"
+    );
+    let m = error_after("at = \"5s\"", "at = 5");
+    assert!(
+        m.contains("event[0].at") && m.contains("has no unit"),
+        "{m}"
+    );
+    let m = error_after("size = \"100pkt\"", "size = \"lots\"");
+    assert!(
+        m.contains("link[1].queue") && m.contains("expected a size"),
+        "{m}"
+    );
+}
+
+#[test]
+fn zero_and_negative_rates() {
+    let m = error_after(
+        "name = \"core\"\na = \"r1\"\nb = \"h2\"\nrate = \"10Mbps\"",
+        "name = \"core\"\na = \"r1\"\nb = \"h2\"\nrate = \"0Mbps\"",
+    );
+    assert!(m.contains("greater than zero"), "{m}");
+    let m = error_after(
+        "name = \"core\"\na = \"r1\"\nb = \"h2\"\nrate = \"10Mbps\"",
+        "name = \"core\"\na = \"r1\"\nb = \"h2\"\nrate = \"-1Mbps\"",
+    );
+    assert!(m.contains("must not be negative"), "{m}");
+}
+
+#[test]
+fn link_to_unknown_node() {
+    let text = GOOD.replacen("a = \"r1\"\nb = \"h2\"", "a = \"r1\"\nb = \"h3\"", 1);
+    let e = errors(&text);
+    let first = &e.0[0];
+    assert_eq!(first.field, "link[1].b");
+    assert_eq!(first.line, line_of(&text, "b = \"h3\""));
+    assert!(
+        first.message.contains("unknown node `h3`") && first.message.contains("did you mean `h1`")
+            || first.message.contains("`h2`"),
+        "{first}"
+    );
+}
+
+#[test]
+fn unreachable_destination() {
+    // Take the core link away from h2's side: h2 keeps no link at all.
+    let text = GOOD
+        .replacen("a = \"r1\"\nb = \"h2\"", "a = \"r1\"\nb = \"h1:second\"", 1)
+        .replacen(
+            "[[event]]\nat = \"5s\"\nlink = \"core\"\naction = \"down\"",
+            "",
+            1,
+        );
+    let e = errors(&text).0.remove(0);
+    assert_eq!(e.field, "flow[0].to");
+    assert!(e.message.contains("cannot be reached"), "{e}");
+}
+
+#[test]
+fn hosts_do_not_forward() {
+    let text = GOOD.replacen(
+        "name = \"r1\"\nkind = \"router\"",
+        "name = \"r1\"\nkind = \"host\"",
+        1,
+    );
+    let e = errors(&text);
+    assert!(
+        e.0.iter().any(|x| x.message.contains("cannot be reached")),
+        "{e}"
+    );
+}
+
+#[test]
+fn duplicate_names() {
+    let m = error_after(
+        "name = \"r1\"\nkind = \"router\"",
+        "name = \"h1\"\nkind = \"router\"",
+    );
+    assert!(
+        m.contains("node[1].name") && m.contains("duplicate node name `h1`"),
+        "{m}"
+    );
+    let text = format!("{GOOD}\n[[flow]]\nname = \"f\"\nfrom = \"h1\"\nto = \"h2\"\n");
+    let e = errors(&text).0.remove(0);
+    assert_eq!(e.field, "flow[1].name");
+    assert!(e.message.contains("duplicate flow name"), "{e}");
+    let text = format!(
+        "{GOOD}\n[[link]]\nname = \"core\"\na = \"h1:x\"\nb = \"r1:y\"\nrate = \"1Mbps\"\ndelay = \"1ms\"\n"
+    );
+    let e = errors(&text).0.remove(0);
+    assert!(
+        e.field == "link[2].name" && e.message.contains("duplicate link name `core`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn event_for_a_link_that_does_not_exist() {
+    let text = GOOD.replacen("link = \"core\"", "link = \"cor\"", 1);
+    let e = errors(&text).0.remove(0);
+    assert_eq!(e.field, "event[0].link");
+    assert_eq!(e.line, line_of(&text, "link = \"cor\""));
+    assert!(
+        e.message
+            .contains("unknown link `cor`; did you mean `core`?"),
+        "{e}"
+    );
+}
+
+#[test]
+fn event_values_must_fit_the_action() {
+    let m = error_after("action = \"down\"", "action = \"set\"");
+    assert!(
+        m.contains("event[0].action") && m.contains("at least one of rate, delay, loss"),
+        "{m}"
+    );
+    let m = error_after("action = \"down\"", "action = \"explode\"");
+    assert!(m.contains("unknown variant `explode`"), "{m}");
+}
+
+#[test]
+fn unknown_congestion_control() {
+    let m = error_after("name = \"f\"\nfrom", "name = \"f\"\ncc = \"lai\"\nfrom");
+    assert!(
+        m.contains("flow[0].cc") && m.contains("did you mean `lia`?"),
+        "{m}"
+    );
+}
+
+#[test]
+fn red_parameters_are_checked() {
+    let m = error_after(
+        "queue = { kind = \"droptail\", size = \"100pkt\" }",
+        "queue = { kind = \"red\", size = \"100pkt\", min_th = 50.0, max_th = 20.0, max_p = 1.5 }",
+    );
+    assert!(
+        m.contains("link[1].queue.min_th") && m.contains("link[1].queue.max_p"),
+        "{m}"
+    );
+}
+
+#[test]
+fn all_problems_are_reported_at_once() {
+    let text = GOOD
+        .replacen("link = \"core\"", "link = \"nope\"", 1)
+        .replacen("to = \"h2\"", "to = \"zz\"", 1);
+    assert_eq!(errors(&text).0.len(), 2);
+}
+
+#[test]
+fn parameters_and_variants() {
+    let text = GOOD
+        .replacen(
+            "[[node]]",
+            "[params]\nrate = \"5Mbps\"\n[variants]\ncc = [\"reno\", \"lia\"]\n\n[[node]]",
+            1,
+        )
+        .replacen(
+            "name = \"f\"\nfrom",
+            "name = \"f\"\ncc = \"${cc}\"\nfrom",
+            1,
+        )
+        .replacen(
+            "rate = \"10Mbps\"\ndelay = \"5ms\"\nqueue",
+            "rate = \"${rate}\"\ndelay = \"5ms\"\nqueue",
+            1,
+        );
+    let v = load_str(&text, Path::new("v.toml"), &opts()).unwrap();
+    assert_eq!(v.len(), 2);
+    assert_eq!(v[0].variant, "cc=reno");
+    assert_eq!(v[1].flows[0].cc, "lia");
+    assert_eq!(v[0].links[1].dirs[0].rate.mbps(), 5.0);
+
+    let mut o = opts();
+    o.overrides = vec![("cc".into(), "lia".into())];
+    let v = load_str(&text, Path::new("v.toml"), &o).unwrap();
+    assert_eq!((v.len(), v[0].flows[0].cc.as_str()), (1, "lia"));
+
+    o.overrides = vec![("cx".into(), "lia".into())];
+    let e = load_str(&text, Path::new("v.toml"), &o).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("unknown parameter `cx`; did you mean `cc`?"),
+        "{e}"
+    );
+
+    let bad = text.replacen("${rate}", "${rat}", 1);
+    let e = errors(&bad).0.remove(0);
+    assert!(
+        e.field == "link[1].rate" && e.message.contains("did you mean `rate`?"),
+        "{e}"
+    );
+}
+
+#[test]
+fn expectations_need_something_to_compare() {
+    let m = error_after(
+        "[[event]]",
+        "[[expect]]\nmetric = \"group.f.goodput_mbps\"\nvalue = 3.0\n\n[[event]]",
+    );
+    assert!(
+        m.contains("expect[0].tolerance") && m.contains("needs a `tolerance`"),
+        "{m}"
+    );
+}
+
+#[test]
+fn flows_must_run_and_end_in_time() {
+    let m = error_after("to = \"h2\"", "to = \"h2\"\nstop = \"20s\"");
+    assert!(
+        m.contains("flow[0].stop") && m.contains("after the end"),
+        "{m}"
+    );
+    let m = error_after("to = \"h2\"", "to = \"h2\"\nstart = \"10s\"");
+    assert!(m.contains("never run"), "{m}");
+    let m = error_after("to = \"h2\"", "to = \"r1\"");
+    assert!(m.contains("is a router"), "{m}");
+}
