@@ -55,10 +55,18 @@ pub struct Link {
 
 impl Link {
     pub fn from_node(&self, dir: DirId) -> NodeId {
-        if dir % 2 == 0 { self.a } else { self.b }
+        if dir.is_multiple_of(2) {
+            self.a
+        } else {
+            self.b
+        }
     }
     pub fn to_node(&self, dir: DirId) -> NodeId {
-        if dir % 2 == 0 { self.b } else { self.a }
+        if dir.is_multiple_of(2) {
+            self.b
+        } else {
+            self.a
+        }
     }
 }
 

@@ -185,7 +185,7 @@ impl Probability {
 impl fmt::Display for Rate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let v = self.0 as f64;
-        if v >= 1e9 && self.0 % 1_000_000 == 0 {
+        if v >= 1e9 && self.0.is_multiple_of(1_000_000) {
             write!(f, "{}Gbps", v / 1e9)
         } else if v >= 1e6 {
             write!(f, "{}Mbps", v / 1e6)
@@ -202,11 +202,11 @@ impl fmt::Display for Duration {
         let n = self.0;
         if n == 0 {
             write!(f, "0s")
-        } else if n % 1_000_000_000 == 0 {
+        } else if n.is_multiple_of(1_000_000_000) {
             write!(f, "{}s", n / 1_000_000_000)
-        } else if n % 1_000_000 == 0 {
+        } else if n.is_multiple_of(1_000_000) {
             write!(f, "{}ms", n / 1_000_000)
-        } else if n % 1_000 == 0 {
+        } else if n.is_multiple_of(1_000) {
             write!(f, "{}us", n / 1_000)
         } else {
             write!(f, "{n}ns")

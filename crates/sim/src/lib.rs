@@ -32,7 +32,11 @@ pub fn run(sc: &Scenario, seed: u64, mut progress: impl FnMut(f64)) -> RunResult
         flows,
         ..
     } = world;
-    let (metrics, flow_goodput_mbps, series) = meter.finish(sc, &links, &flows);
+    let measure::Measured {
+        metrics,
+        flow_goodput_mbps,
+        series,
+    } = meter.finish(sc, &links, &flows);
     RunResult {
         scenario: sc.name.clone(),
         variant: sc.variant.clone(),

@@ -10,6 +10,13 @@ use scenario::results::{Series, jain};
 use scenario::spec::TrafficSpec;
 use std::collections::BTreeMap;
 
+/// What a run measured, ready for `RunResult`.
+pub struct Measured {
+    pub metrics: BTreeMap<String, f64>,
+    pub flow_goodput_mbps: BTreeMap<String, Vec<f64>>,
+    pub series: Vec<Series>,
+}
+
 pub struct Meter {
     interval: u64,
     warmup: u64,
@@ -126,11 +133,7 @@ impl Meter {
         sc: &Scenario,
         links: &[LinkDir<Packet>],
         flows: &[FlowInst],
-    ) -> (
-        BTreeMap<String, f64>,
-        BTreeMap<String, Vec<f64>>,
-        Vec<Series>,
-    ) {
+    ) -> Measured {
         let mut metrics = BTreeMap::new();
         let mut per_flow = BTreeMap::new();
         let mut series = Vec::new();
@@ -264,6 +267,10 @@ impl Meter {
                 values: q,
             });
         }
-        (metrics, per_flow, series)
+        Measured {
+            metrics,
+            flow_goodput_mbps: per_flow,
+            series,
+        }
     }
 }

@@ -272,14 +272,15 @@ impl<'s> World<'s> {
             self.maybe_close(c);
         }
         let fl = &mut self.flows[f as usize];
-        if next_burst && !fl.stopped {
-            if let TrafficSpec::Onoff { idle, .. } = self.sc.flows[fl.group].traffic {
-                let t = Exp::new(1.0 / idle.secs())
-                    .expect("idle > 0")
-                    .sample(&mut fl.rng);
-                self.queue
-                    .push(self.now + (t * 1e9) as u64, Ev::FlowStart(f));
-            }
+        if next_burst
+            && !fl.stopped
+            && let TrafficSpec::Onoff { idle, .. } = self.sc.flows[fl.group].traffic
+        {
+            let t = Exp::new(1.0 / idle.secs())
+                .expect("idle > 0")
+                .sample(&mut fl.rng);
+            self.queue
+                .push(self.now + (t * 1e9) as u64, Ev::FlowStart(f));
         }
     }
 

@@ -1,0 +1,134 @@
+//! The `mptcp-lab` command end to end.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_mptcp-lab"))
+}
+
+fn scenarios() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios")
+}
+
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mptcp-lab-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn check_accepts_every_shipped_scenario() {
+    let out = bin().arg("check").arg(scenarios()).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("reno-fairness.toml: ok"));
+}
+
+#[test]
+fn a_bad_scenario_is_reported_and_nothing_is_written() {
+    let dir = temp("bad");
+    let file = dir.join("bad.toml");
+    let text = std::fs::read_to_string(scenarios().join("reno-fairness.toml"))
+        .unwrap()
+        .replace("rate = \"100Mbps\"", "rate = \"100Mbit\"");
+    std::fs::write(&file, text).unwrap();
+    let out_dir = dir.join("out");
+    let out = bin()
+        .arg("run")
+        .arg(&file)
+        .arg("--out")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad.toml:")
+            && err.contains("link[1].rate")
+            && err.contains("unknown rate unit `Mbit`"),
+        "{err}"
+    );
+    assert!(!out_dir.exists() && !dir.join("out.partial").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn run_writes_summary_series_and_report() {
+    let dir = temp("run");
+    let out_dir = dir.join("fair");
+    let out = bin()
+        .args(["run", "--seeds", "2", "--report", "--set"])
+        .arg("loss=0.02")
+        .arg(scenarios().join("reno-mathis.toml"))
+        .arg("--out")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("pass group.reno.goodput_mbps"), "{stdout}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["seeds"], serde_json::json!([1, 2]));
+    let v = &summary["variants"][0];
+    assert_eq!(v["name"], "default");
+    assert_eq!(
+        v["metrics"]["group.reno.goodput_mbps"]["runs"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    assert_eq!(v["checks"][0]["published"], 1.011);
+    for f in [
+        "report.md",
+        "published.png",
+        "published.svg",
+        "default/series-seed1.csv",
+        "default/series-seed2.csv",
+        "default/goodput.png",
+        "default/cwnd.svg",
+    ] {
+        assert!(Path::new(&out_dir.join(f)).exists(), "{f} missing");
+    }
+    let report = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
+    assert!(
+        report.contains("| default | `group.reno.goodput_mbps`"),
+        "{report}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn strict_fails_when_a_check_fails() {
+    let dir = temp("strict");
+    let file = dir.join("impossible.toml");
+    let text = std::fs::read_to_string(scenarios().join("reno-mathis.toml")).unwrap();
+    std::fs::write(&file, format!("{text}\n[[expect]]\nmetric = \"group.reno.jain\"\nmin = 1.5\nsource = \"impossible on purpose\"\n")).unwrap();
+    let run = |strict: bool| {
+        let mut c = bin();
+        c.args(["run", "--set", "loss=0.02"])
+            .arg(&file)
+            .arg("--out")
+            .arg(dir.join("o"));
+        if strict {
+            c.arg("--strict");
+        }
+        c.output().unwrap()
+    };
+    let lenient = run(false);
+    assert!(lenient.status.success());
+    assert!(String::from_utf8_lossy(&lenient.stdout).contains("FAIL group.reno.jain"));
+    assert_eq!(run(true).status.code(), Some(1));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
