@@ -346,3 +346,75 @@ fn flows_must_run_and_end_in_time() {
     let m = error_after("to = \"h2\"", "to = \"r1\"");
     assert!(m.contains("is a router"), "{m}");
 }
+
+#[test]
+fn via_forces_the_route_and_interfaces_pin_the_first_hop() {
+    let text = r#"
+[scenario]
+name = "v"
+duration = "1s"
+[[node]]
+name = "h1"
+kind = "host"
+[[node]]
+name = "r1"
+kind = "router"
+[[node]]
+name = "r2"
+kind = "router"
+[[node]]
+name = "h2"
+kind = "host"
+[[link]]
+a = "h1:wifi"
+b = "r1"
+rate = "10Mbps"
+delay = "1ms"
+[[link]]
+a = "h1:lte"
+b = "r2"
+rate = "10Mbps"
+delay = "30ms"
+[[link]]
+a = "r1"
+b = "h2"
+rate = "10Mbps"
+delay = "1ms"
+[[link]]
+a = "r1"
+b = "r2"
+rate = "10Mbps"
+delay = "1ms"
+[[flow]]
+name = "direct"
+from = "h1"
+to = "h2"
+[[flow]]
+name = "detour"
+from = "h1:wifi"
+to = "h2"
+via = ["r2"]
+[[flow]]
+name = "lte"
+from = "h1:lte"
+to = "h2"
+"#;
+    let sc = load_str(text, Path::new("v.toml"), &opts())
+        .unwrap()
+        .remove(0);
+    let names = |g: usize| -> Vec<String> {
+        sc.flows[g].paths[0]
+            .hops
+            .iter()
+            .map(|&d| sc.dir_name(d))
+            .collect()
+    };
+    assert_eq!(names(0), vec!["h1-r1:h1>r1", "r1-h2:r1>h2"]);
+    assert_eq!(
+        names(1),
+        vec!["h1-r1:h1>r1", "r1-r2:r1>r2", "r1-r2:r2>r1", "r1-h2:r1>h2"]
+    );
+    assert_eq!(names(2), vec!["h1-r2:h1>r2", "r1-r2:r2>r1", "r1-h2:r1>h2"]);
+    // Unpinned, both interfaces reach h2: two candidate paths, the shorter first.
+    assert_eq!(sc.flows[0].paths.len(), 2);
+}

@@ -177,3 +177,29 @@ mod tests {
         assert_eq!(sack[0], (2, 4));
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Whatever the arrival order and duplicates, every segment is delivered exactly once
+        /// and the buffer is empty at the end.
+        #[test]
+        fn reassembles_any_order(order in Just((0u64..60).collect::<Vec<_>>()).prop_shuffle(), dups in prop::collection::vec(0u64..60, 0..20)) {
+            let mut r = Receiver::new(1000, true, true);
+            let mut delivered = 0;
+            for &s in order.iter().chain(&dups) {
+                delivered += r.on_data(0, s, 1).delivered;
+                let (ack, _, win, sack) = r.make_ack();
+                prop_assert_eq!(ack, r.rcv_nxt);
+                prop_assert!(win as u64 + r.ooo_segments() == 1000);
+                prop_assert!(sack.iter().all(|&(a, b)| a <= b));
+            }
+            prop_assert_eq!(delivered, 60);
+            prop_assert_eq!(r.rcv_nxt, 60);
+            prop_assert_eq!(r.ooo_segments(), 0);
+        }
+    }
+}
