@@ -26,8 +26,8 @@ pub struct LinkParams {
 }
 
 impl LinkParams {
-    /// The link model for one direction of a scenario link. `mtu` converts RED thresholds of a
-    /// byte-limited queue's typical packet.
+    /// The link model for one direction of a scenario link. RED thresholds keep the unit of
+    /// the queue's limit (packets or bytes).
     pub fn from_config(c: &DirConfig) -> Self {
         let (size, aqm) = match &c.queue {
             QueueSpec::Droptail { size } => (*size, AqmParams::DropTail),
