@@ -125,16 +125,29 @@ where
         flush(&mut segment, &mut chart, &mut first)?;
     }
     if lines.len() > 1 {
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()
-            .map_err(err)?;
+        legend_and_present(&root, &mut chart)?;
+    } else {
+        root.present().map_err(err)?;
     }
-    root.present().map_err(err)?;
     Ok(())
+}
+
+/// Draws the series' legend in the upper right corner and finishes the drawing.
+fn legend_and_present<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &mut ChartContext<'a, DB, CT>,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(err)?;
+    root.present().map_err(err)
 }
 
 /// Which figure of a bar to draw.
@@ -236,13 +249,5 @@ where
             )
         }))
         .map_err(err)?;
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()
-        .map_err(err)?;
-    root.present().map_err(err)?;
-    Ok(())
+    legend_and_present(&root, &mut chart)
 }
