@@ -1,52 +1,131 @@
 //! Congestion-control algorithms as pure functions of the state of a connection's subflows.
 //! No I/O, no clock, no packets: the simulator, the tests and (through shared vectors) the
-//! eBPF C code all call the same rules.
+//! eBPF C code all check against the same rules.
 //!
-//! Slow start, fast retransmit and RTO belong to the TCP machinery that calls this; an
-//! algorithm decides only the congestion-avoidance increase and the decrease on loss, which
-//! is where coupled algorithms differ from Reno.
+//! The hooks mirror Linux's `tcp_congestion_ops` (`cong_avoid`, `ssthresh`, `set_state`,
+//! `pkts_acked`), so the kernel ports map one to one. Fast retransmit, recovery and RTO
+//! belong to the TCP machinery that calls them. Windows are in packets, as `f64`: the
+//! reference has no precision traps, and the integer versions are checked against it.
 
+pub mod balia;
+pub mod coupled;
+pub mod ewtcp;
+pub mod lia;
+pub mod olia;
 mod reno;
+pub mod vectors;
+mod view;
+pub mod wvegas;
 
+pub use balia::Balia;
+pub use coupled::FullyCoupled;
+pub use ewtcp::Ewtcp;
+pub use lia::Lia;
+pub use olia::Olia;
 pub use reno::Reno;
+pub use view::{Coupling, SubflowView};
+pub use wvegas::{Wvegas, WvegasParams, WvegasRound, WvegasState};
 
-/// What an algorithm may read of one subflow of the connection.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SubflowView {
-    /// Congestion window, packets.
-    pub cwnd: f64,
-    pub ssthresh: f64,
-    /// Smoothed RTT in seconds; 0 while there is no sample yet.
-    pub srtt_s: f64,
-    /// Established and able to send (not being set up or torn down).
-    pub established: bool,
-    /// In fast recovery or loss recovery.
-    pub in_recovery: bool,
+/// Congestion-avoidance state of a subflow, as Linux names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaState {
+    Open,
+    /// Fast recovery after a loss found by SACK or duplicate ACKs.
+    Recovery,
+    /// After a retransmission timeout.
+    Loss,
 }
 
-impl SubflowView {
-    /// A subflow takes part in the coupling once it is established and has an RTT sample.
-    pub fn is_coupled(&self) -> bool {
-        self.established && self.srtt_s > 0.0
-    }
+/// What one ACK of new data tells the algorithm.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Ack {
+    /// Packets newly acknowledged.
+    pub acked: f64,
+    /// The cumulative acknowledgement (packets) and the next packet to send, for
+    /// once-per-round rules.
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    /// RTT measured by this ACK, seconds.
+    pub rtt_s: Option<f64>,
+}
+
+/// A subflow's window after an algorithm acted.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Window {
+    pub cwnd: f64,
+    pub ssthresh: f64,
 }
 
 pub trait CongestionControl: Send {
     fn name(&self) -> &'static str;
-    /// Congestion-avoidance increase on subflow `r` for `acked` newly acknowledged packets.
-    /// Returns the new window of `r`.
-    fn on_ack(&mut self, subflows: &[SubflowView], r: usize, acked: f64) -> f64;
-    /// A loss event on subflow `r`: returns the new slow-start threshold (the window once
-    /// recovery ends).
-    fn on_loss(&mut self, subflows: &[SubflowView], r: usize) -> f64;
+
+    /// Congestion-avoidance increase on subflow `r` for `acked` packets: the new window.
+    fn increase(&mut self, subflows: &[SubflowView], r: usize, acked: f64) -> f64;
+
+    /// A loss event on subflow `r`: the new slow-start threshold, which is also the window
+    /// once fast recovery ends.
+    fn ssthresh(&mut self, subflows: &[SubflowView], r: usize) -> f64;
+
+    /// An ACK of new data on `r` outside fast recovery. The default is slow start up to
+    /// ssthresh, then `increase` for what is left, as Linux's `tcp_reno_cong_avoid`.
+    fn cong_avoid(&mut self, subflows: &[SubflowView], r: usize, ack: &Ack) -> Window {
+        let sf = subflows[r];
+        let room = (sf.ssthresh - sf.cwnd).max(0.0);
+        let grow = ack.acked.min(room);
+        let left = ack.acked - grow;
+        let mut cwnd = sf.cwnd + grow;
+        if left > 0.0 {
+            let mut views = subflows.to_vec();
+            views[r].cwnd = cwnd;
+            cwnd = self.increase(&views, r, left);
+        }
+        Window {
+            cwnd: cwnd.max(1.0),
+            ssthresh: sf.ssthresh,
+        }
+    }
+
+    /// Every ACK of new data on `r`, in any state (Linux `pkts_acked`).
+    fn pkts_acked(&mut self, _r: usize, _ack: &Ack) {}
+
+    /// Subflow `r` changed state; `snd_una` is its cumulative ACK at that moment.
+    fn set_state(&mut self, _r: usize, _state: CaState, _snd_una: u64) {}
 }
 
-/// The names the simulator accepts in a scenario's `cc` field.
-pub const ALGORITHMS: &[&str] = &["reno"];
+/// The names accepted in a scenario's `cc` field, under the names users know from the
+/// out-of-tree Linux MPTCP ("coupled" there is LIA; here it is an alias of `lia`).
+pub const ALGORITHMS: &[&str] = &[
+    "reno",
+    "uncoupled",
+    "ewtcp",
+    "fullycoupled",
+    "lia",
+    "coupled",
+    "olia",
+    "balia",
+    "wvegas",
+];
 
 pub fn by_name(name: &str) -> Option<Box<dyn CongestionControl>> {
-    match name {
-        "reno" => Some(Box::new(Reno)),
-        _ => None,
-    }
+    Some(match name {
+        "reno" | "uncoupled" => Box::new(Reno),
+        "ewtcp" => Box::new(Ewtcp),
+        "fullycoupled" => Box::new(FullyCoupled),
+        "lia" | "coupled" => Box::new(Lia),
+        "olia" => Box::new(Olia::default()),
+        "balia" => Box::new(Balia),
+        "wvegas" => Box::new(Wvegas::default()),
+        _ => return None,
+    })
+}
+
+/// Reno's increase per acknowledged packet: one packet per window per RTT.
+pub(crate) fn reno_increase(cwnd: f64, acked: f64) -> f64 {
+    let w = cwnd.max(1.0);
+    w + acked / w
+}
+
+/// Reno's threshold after a loss: half the window, at least two packets.
+pub(crate) fn reno_ssthresh(cwnd: f64) -> f64 {
+    (cwnd / 2.0).max(2.0)
 }

@@ -1,7 +1,8 @@
 //! A validated scenario, one variant with all parameters substituted and every name resolved
 //! to an index. Backends consume this, never the raw file.
 
-use crate::spec::{ExpectSpec, MeasureSpec, NodeKind, Protocol, QueueSpec, TrafficSpec};
+use crate::spec::SchedulerKind;
+use crate::spec::{ExpectSpec, MeasureSpec, NodeKind, PlotSpec, Protocol, QueueSpec, TrafficSpec};
 use crate::units::{Duration, Probability, Rate, Size};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -104,7 +105,15 @@ pub struct FlowGroup {
     pub rcv_buffer: Option<Size>,
     pub delayed_ack: bool,
     pub sack: bool,
+    /// The route of each subflow, as the path manager opens them (TCP: the first path).
+    pub subflow_paths: Vec<Route>,
+    pub scheduler: SchedulerKind,
+    pub start_jitter: Duration,
+    pub reconnect_after: Option<Duration>,
 }
+
+/// Linux allows at most 8 subflows per MPTCP connection.
+pub const MAX_SUBFLOWS: u32 = 8;
 
 impl FlowGroup {
     /// Start time of flow `i` of the group: spread evenly over the stagger window.
@@ -149,6 +158,7 @@ pub struct Scenario {
     pub events: Vec<Event>,
     pub measure: MeasureSpec,
     pub expects: Vec<ExpectSpec>,
+    pub plots: Vec<PlotSpec>,
 }
 
 impl Scenario {

@@ -27,6 +27,39 @@ pub struct ScenarioSpec {
     pub measure: MeasureSpec,
     #[serde(default, rename = "expect")]
     pub expects: Vec<ExpectSpec>,
+    #[serde(default, rename = "plot")]
+    pub plots: Vec<PlotSpec>,
+}
+
+/// A figure for the report beyond the standard ones.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, tag = "kind", rename_all = "lowercase")]
+pub enum PlotSpec {
+    /// Time series from the runs (first seed), one line per variant and entity.
+    Series {
+        title: String,
+        /// Series name: `goodput_mbps`, `cwnd_pkts`, `rtt_ms` or `queue_pkts`.
+        series: String,
+        /// Entities to draw, e.g. `flow.mptcp#0.sf1` or `group.tcp`.
+        entities: Vec<String>,
+        /// A metric holding a time (seconds) to mark on each line, e.g. a convergence instant.
+        mark: Option<String>,
+    },
+    /// A metric against a variant parameter, one line per value of another parameter.
+    Sweep {
+        title: String,
+        metric: String,
+        x: String,
+        lines: Option<String>,
+        /// Scale the metric by this factor before plotting (e.g. 1e-3).
+        #[serde(default = "unit_scale")]
+        scale: f64,
+        y_label: Option<String>,
+    },
+}
+
+fn unit_scale() -> f64 {
+    1.0
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -177,6 +210,38 @@ pub struct FlowSpec {
     pub delayed_ack: bool,
     #[serde(default = "yes")]
     pub sack: bool,
+    /// MPTCP: which subflows to open (default `fullmesh`).
+    pub path_manager: Option<PathManager>,
+    /// MPTCP: how many subflows (`ndiffports`: over the first interface, default 2;
+    /// `fullmesh`: at most this many, one per interface).
+    pub subflows: Option<u32>,
+    /// MPTCP: which subflow gets the next segment (default `lowest-rtt`).
+    pub scheduler: Option<SchedulerKind>,
+    /// Each flow's start is delayed by a uniform random amount in `[0, start_jitter)`, so
+    /// seeds differ even where nothing else is random.
+    #[serde(default)]
+    pub start_jitter: Duration,
+    /// TCP: after this long without progress the application gives up the connection and
+    /// opens a new one over the next interface (as a client would after a handover).
+    pub reconnect_after: Option<Duration>,
+}
+
+/// MPTCP path managers, named as in Linux.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum PathManager {
+    /// One subflow per local interface.
+    Fullmesh,
+    /// k subflows over the first interface (different ports, same path).
+    Ndiffports,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum SchedulerKind {
+    /// Lowest smoothed RTT among subflows with window space (Linux's default).
+    LowestRtt,
+    RoundRobin,
 }
 
 fn one() -> u32 {
@@ -227,6 +292,11 @@ pub struct MeasureSpec {
     /// Write one goodput series per flow (always one per group).
     #[serde(default = "yes")]
     pub per_flow: bool,
+    /// Sampling period of the window, RTT and queue traces (default: `interval`).
+    pub trace_interval: Option<Duration>,
+    /// Convergence metrics: for each subflow, the time after this instant until its window
+    /// first reaches its mean over the rest of the run (seed 000, section 5.2).
+    pub convergence_after: Option<Duration>,
 }
 
 fn default_interval() -> Duration {
@@ -239,6 +309,8 @@ impl Default for MeasureSpec {
             interval: default_interval(),
             warmup: Duration::ZERO,
             per_flow: true,
+            trace_interval: None,
+            convergence_after: None,
         }
     }
 }

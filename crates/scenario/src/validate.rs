@@ -337,6 +337,10 @@ pub fn validate(spec: ScenarioSpec, cx: Context<'_>) -> Result<Scenario, Vec<Pro
             p.push(at("flow", i, "to"), format!("`{}` cannot be reached from `{}`{how}: no path of links and routers joins them", f.to, f.from));
             continue;
         }
+        let subflow_paths = match subflow_paths(f, &paths, i, &mut p) {
+            Some(s) => s,
+            None => continue,
+        };
         flows.push(FlowGroup {
             name: f.name.clone(),
             count: f.count,
@@ -353,6 +357,10 @@ pub fn validate(spec: ScenarioSpec, cx: Context<'_>) -> Result<Scenario, Vec<Pro
             rcv_buffer: f.rcv_buffer,
             delayed_ack: f.delayed_ack,
             sack: f.sack,
+            subflow_paths,
+            scheduler: f.scheduler.unwrap_or(SchedulerKind::LowestRtt),
+            start_jitter: f.start_jitter,
+            reconnect_after: f.reconnect_after,
         });
     }
     if spec.flows.is_empty() {
@@ -426,6 +434,23 @@ pub fn validate(spec: ScenarioSpec, cx: Context<'_>) -> Result<Scenario, Vec<Pro
             ),
         );
     }
+    for (field, v) in [
+        ("trace_interval", spec.measure.trace_interval),
+        ("convergence_after", spec.measure.convergence_after),
+    ] {
+        match v {
+            Some(Duration::ZERO) if field == "trace_interval" => p.push(
+                vec![key("measure"), key(field)],
+                "the trace interval must be greater than zero",
+            ),
+            Some(t) if t >= duration && duration != Duration::ZERO => p.push(
+                vec![key("measure"), key(field)],
+                format!("{t} is not inside the {duration} run"),
+            ),
+            _ => {}
+        }
+    }
+    check_plots(&spec.plots, &cx.params, &mut p);
     for (i, x) in spec.expects.iter().enumerate() {
         match (x.value, x.tolerance, x.min, x.max) {
             (None, None, None, None) => p.push(
@@ -471,7 +496,78 @@ pub fn validate(spec: ScenarioSpec, cx: Context<'_>) -> Result<Scenario, Vec<Pro
         events,
         measure: spec.measure,
         expects: spec.expects,
+        plots: spec.plots,
     })
+}
+
+/// The route of each subflow the path manager opens, or a located problem.
+fn subflow_paths(f: &FlowSpec, paths: &[Route], i: usize, p: &mut Problems) -> Option<Vec<Route>> {
+    let at = |field: &str| vec![key("flow"), Seg::Index(i), key(field)];
+    if f.protocol == Protocol::Tcp {
+        for (field, set) in [
+            ("path_manager", f.path_manager.is_some()),
+            ("subflows", f.subflows.is_some()),
+            ("scheduler", f.scheduler.is_some()),
+        ] {
+            if set {
+                p.push(at(field), format!("`{field}` applies to MPTCP flows only: set protocol = \"mptcp\" or remove it"));
+            }
+        }
+        return Some(vec![paths[0].clone()]);
+    }
+    if f.reconnect_after.is_some() {
+        p.push(at("reconnect_after"), "`reconnect_after` applies to TCP flows only: MPTCP moves traffic to its other subflows by itself");
+    }
+    if let Some(k) = f.subflows
+        && !(1..=MAX_SUBFLOWS).contains(&k)
+    {
+        p.push(
+            at("subflows"),
+            format!("expected 1 to {MAX_SUBFLOWS} subflows (the Linux limit), got {k}"),
+        );
+        return None;
+    }
+    Some(match f.path_manager.unwrap_or(PathManager::Fullmesh) {
+        PathManager::Fullmesh => {
+            let k = f.subflows.unwrap_or(MAX_SUBFLOWS) as usize;
+            paths.iter().take(k).cloned().collect()
+        }
+        PathManager::Ndiffports => {
+            vec![paths[0].clone(); f.subflows.unwrap_or(2) as usize]
+        }
+    })
+}
+
+fn check_plots(plots: &[PlotSpec], params: &BTreeMap<String, toml::Value>, p: &mut Problems) {
+    let known: Vec<&str> = params.keys().map(String::as_str).collect();
+    for (i, plot) in plots.iter().enumerate() {
+        let at = |field: &str| vec![key("plot"), Seg::Index(i), key(field)];
+        match plot {
+            PlotSpec::Series {
+                series, entities, ..
+            } => {
+                const SERIES: &[&str] = &["goodput_mbps", "cwnd_pkts", "rtt_ms", "queue_pkts"];
+                if !SERIES.contains(&series.as_str()) {
+                    p.push(at("series"), unknown("series", series, SERIES));
+                }
+                if entities.is_empty() {
+                    p.push(
+                        at("entities"),
+                        "name at least one entity, e.g. \"group.mptcp\"",
+                    );
+                }
+            }
+            PlotSpec::Sweep { x, lines, .. } => {
+                for (field, name) in [("x", Some(x)), ("lines", lines.as_ref())] {
+                    if let Some(n) = name
+                        && !params.contains_key(n)
+                    {
+                        p.push(at(field), unknown("parameter", n, &known));
+                    }
+                }
+            }
+        }
+    }
 }
 
 fn merge(base: &DirConfig, o: &DirectionSpec) -> DirConfig {

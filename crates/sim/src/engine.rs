@@ -14,6 +14,8 @@ pub enum Ev {
     Rto(u32, u8),
     /// Delayed-ACK timer of a connection's subflow.
     DelAck(u32, u8),
+    /// An MPTCP subflow's MP_JOIN handshake completes.
+    Join(u32, u8),
     /// A flow instance starts (or starts its next burst).
     FlowStart(u32),
     /// An on/off flow's burst ends.
@@ -22,8 +24,10 @@ pub enum Ev {
     FlowStop(u32),
     /// A scenario event (index into the scenario's events).
     Scenario(u32),
-    /// Periodic measurement.
+    /// Periodic measurement: goodput bins, reconnect checks.
     Sample,
+    /// Periodic window, RTT and queue traces.
+    Trace,
     /// End of the warm-up: counters are snapshotted.
     Warmup,
 }

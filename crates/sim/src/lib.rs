@@ -4,7 +4,9 @@
 mod connection;
 pub mod engine;
 mod measure;
+mod mptcp;
 pub mod packet;
+mod ranges;
 pub mod tcp;
 mod world;
 

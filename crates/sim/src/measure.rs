@@ -7,7 +7,7 @@ use crate::world::FlowInst;
 use net::LinkDir;
 use scenario::Scenario;
 use scenario::results::{Series, jain};
-use scenario::spec::TrafficSpec;
+use scenario::spec::{Protocol, TrafficSpec};
 use std::collections::BTreeMap;
 
 /// What a run measured, ready for `RunResult`.
@@ -25,9 +25,10 @@ pub struct Meter {
     measured_bytes: Vec<u64>,
     /// Per flow, the span over which its mean goodput is taken.
     windows: Vec<(u64, u64)>,
-    sample_times: Vec<f64>,
-    cwnd: Vec<Vec<f32>>,
-    rtt_ms: Vec<Vec<f32>>,
+    trace_times: Vec<f64>,
+    /// Per flow, per subflow.
+    cwnd: Vec<Vec<Vec<f32>>>,
+    rtt_ms: Vec<Vec<Vec<f32>>>,
     queue: Vec<Vec<f32>>,
     warm: Vec<(u64, u64)>,
     capacity_bits: Vec<f64>,
@@ -59,9 +60,15 @@ impl Meter {
             bins: vec![vec![0; nbins]; flows.len()],
             measured_bytes: vec![0; flows.len()],
             windows,
-            sample_times: Vec::new(),
-            cwnd: vec![Vec::new(); flows.len()],
-            rtt_ms: vec![Vec::new(); flows.len()],
+            trace_times: Vec::new(),
+            cwnd: flows
+                .iter()
+                .map(|f| vec![Vec::new(); sc.flows[f.group].subflow_paths.len()])
+                .collect(),
+            rtt_ms: flows
+                .iter()
+                .map(|f| vec![Vec::new(); sc.flows[f.group].subflow_paths.len()])
+                .collect(),
             queue: vec![Vec::new(); ndirs],
             warm: vec![(0, 0); ndirs],
             capacity_bits: vec![0.0; ndirs],
@@ -78,31 +85,32 @@ impl Meter {
         }
     }
 
-    pub fn sample(
+    /// Samples every subflow's window and RTT and every link's queue.
+    pub fn trace(
         &mut self,
         now: u64,
         links: &[LinkDir<Packet>],
         conns: &[Connection],
         flows: &[FlowInst],
     ) {
-        self.sample_times.push(now as f64 / 1e9);
+        self.trace_times.push(now as f64 / 1e9);
         for (i, f) in flows.iter().enumerate() {
-            let (w, r) = match f.conn.map(|c| &conns[c as usize]) {
-                Some(c) if !c.closed => {
-                    let tx = &c.subflows[0].tx;
-                    (
-                        tx.cwnd as f32,
-                        if tx.rtt.srtt > 0 {
-                            tx.rtt.srtt as f32 / 1e6
+            let conn = f.conn.map(|c| &conns[c as usize]).filter(|c| !c.closed);
+            for (k, (cw, rt)) in self.cwnd[i].iter_mut().zip(&mut self.rtt_ms[i]).enumerate() {
+                let (w, r) = match conn.and_then(|c| c.subflows.get(k)) {
+                    Some(sf) if sf.established => (
+                        sf.tx.cwnd as f32,
+                        if sf.tx.rtt.srtt > 0 {
+                            sf.tx.rtt.srtt as f32 / 1e6
                         } else {
                             f32::NAN
                         },
-                    )
-                }
-                _ => (f32::NAN, f32::NAN),
-            };
-            self.cwnd[i].push(w);
-            self.rtt_ms[i].push(r);
+                    ),
+                    _ => (f32::NAN, f32::NAN),
+                };
+                cw.push(w);
+                rt.push(r);
+            }
         }
         for (d, l) in links.iter().enumerate() {
             self.queue[d].push(l.queue_pkts() as f32);
@@ -126,6 +134,46 @@ impl Meter {
             self.capacity_bits[d] += (now - since) as f64 / 1e9 * link.params().rate_bps as f64;
         }
         self.capacity_since[d] = now;
+    }
+
+    /// Window and RTT series of each subflow of flow `i`, and the convergence metrics.
+    fn subflow_traces(
+        &mut self,
+        sc: &Scenario,
+        protocol: Protocol,
+        entity: &str,
+        i: usize,
+        metrics: &mut BTreeMap<String, f64>,
+        series: &mut Vec<Series>,
+    ) {
+        let cwnds = std::mem::take(&mut self.cwnd[i]);
+        let rtts = std::mem::take(&mut self.rtt_ms[i]);
+        for (k, (cwnd, rtt)) in cwnds.into_iter().zip(rtts).enumerate() {
+            let name = match protocol {
+                Protocol::Tcp => entity.to_string(),
+                Protocol::Mptcp => format!("{entity}.sf{k}"),
+            };
+            let cwnd: Vec<f64> = cwnd.into_iter().map(f64::from).collect();
+            if let Some(after) = sc.measure.convergence_after
+                && let Some((at, mean)) = convergence(&self.trace_times, &cwnd, after.secs())
+            {
+                metrics.insert(format!("{name}.mean_cwnd_after_pkts"), mean);
+                metrics.insert(format!("{name}.converged_at_s"), at);
+                metrics.insert(format!("{name}.convergence_s"), at - after.secs());
+            }
+            series.push(Series {
+                name: "cwnd_pkts".into(),
+                entity: name.clone(),
+                times_s: self.trace_times.clone(),
+                values: cwnd,
+            });
+            series.push(Series {
+                name: "rtt_ms".into(),
+                entity: name,
+                times_s: self.trace_times.clone(),
+                values: rtt.into_iter().map(f64::from).collect(),
+            });
+        }
     }
 
     pub fn finish(
@@ -200,27 +248,16 @@ impl Meter {
                         times_s: bin_times.clone(),
                         values,
                     });
-                    let cwnd = std::mem::take(&mut self.cwnd[i])
-                        .into_iter()
-                        .map(f64::from)
-                        .collect();
-                    series.push(Series {
-                        name: "cwnd_pkts".into(),
-                        entity: entity.clone(),
-                        times_s: self.sample_times.clone(),
-                        values: cwnd,
-                    });
-                    let rtt = std::mem::take(&mut self.rtt_ms[i])
-                        .into_iter()
-                        .map(f64::from)
-                        .collect();
-                    series.push(Series {
-                        name: "rtt_ms".into(),
-                        entity,
-                        times_s: self.sample_times.clone(),
-                        values: rtt,
-                    });
+                    self.subflow_traces(sc, group.protocol, &entity, i, &mut metrics, &mut series);
                 }
+            }
+            // The worst interval after the warm-up: zero when an outage stopped the group.
+            let first = (self.warmup / self.interval) as usize;
+            let worst = (first..bin_times.len().saturating_sub(1))
+                .map(|b| mbps(members.iter().map(|&i| self.bins[i][b]).sum(), interval_s))
+                .fold(f64::INFINITY, f64::min);
+            if worst.is_finite() {
+                metrics.insert(format!("{prefix}.min_goodput_mbps"), worst);
             }
         }
         if !all_bulk.is_empty() {
@@ -263,7 +300,7 @@ impl Meter {
             series.push(Series {
                 name: "queue_pkts".into(),
                 entity: prefix,
-                times_s: self.sample_times.clone(),
+                times_s: self.trace_times.clone(),
                 values: q,
             });
         }
@@ -272,5 +309,36 @@ impl Meter {
             flow_goodput_mbps: per_flow,
             series,
         }
+    }
+}
+
+/// Seed 000's convergence time: the first instant after `after` at which the window reaches
+/// its mean over the rest of the run. Returns (that instant, the mean).
+pub fn convergence(times: &[f64], cwnd: &[f64], after: f64) -> Option<(f64, f64)> {
+    let rest: Vec<(f64, f64)> = times
+        .iter()
+        .zip(cwnd)
+        .filter(|(t, w)| **t >= after && w.is_finite())
+        .map(|(t, w)| (*t, *w))
+        .collect();
+    if rest.is_empty() {
+        return None;
+    }
+    let mean = rest.iter().map(|p| p.1).sum::<f64>() / rest.len() as f64;
+    let at = rest.iter().find(|p| p.1 >= mean).map(|p| p.0)?;
+    Some((at, mean))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::convergence;
+
+    #[test]
+    fn convergence_is_the_first_time_the_window_reaches_its_later_mean() {
+        let t = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0];
+        let w = [50.0, 2.0, 4.0, 8.0, 10.0, 6.0];
+        // After t = 1: mean of 2, 4, 8, 10, 6 is 6, first reached at t = 3.
+        assert_eq!(convergence(&t, &w, 1.0), Some((3.0, 6.0)));
+        assert_eq!(convergence(&t, &w, 9.0), None);
     }
 }

@@ -14,11 +14,14 @@ pub struct Packet {
     pub route: u32,
     pub hop: u16,
     pub wire_bytes: u16,
-    /// Data: segment number. ACK: cumulative acknowledgement (next segment expected).
+    /// Data: subflow segment number. ACK: the subflow's cumulative acknowledgement.
     pub seq: u64,
+    /// Data: data sequence number (MPTCP's DSS; equal to `seq` for plain TCP).
+    /// ACK: the connection's cumulative data acknowledgement.
+    pub dsn: u64,
     /// Data: time sent (TSval). ACK: the echoed TSval (TSecr).
     pub ts: u64,
-    /// ACK: advertised receive window, segments.
+    /// ACK: the connection's advertised receive window, segments beyond `dsn`.
     pub rwnd: u32,
     /// ACK: up to three SACK blocks as `[start, end)` offsets from `seq`; `(0, 0)` is empty.
     pub sack: [(u32, u32); 3],

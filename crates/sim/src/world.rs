@@ -3,20 +3,23 @@
 use crate::connection::{Connection, Subflow};
 use crate::engine::{Ev, EventQueue};
 use crate::measure::Meter;
+use crate::mptcp::{DataReceiver, DataSender, pick_subflow};
 use crate::packet::{HEADER_BYTES, MSS, Packet};
-use crate::tcp::{Next, Receiver, Sender};
-use mptcp_cc::SubflowView;
+use crate::tcp::{CaState, Receiver, Sender};
+use mptcp_cc::{Ack, SubflowView};
 use net::{Enqueued, LinkDir, LinkParams};
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Exp};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use scenario::Scenario;
 use scenario::model::{EventKind, dir_id};
-use scenario::spec::TrafficSpec;
+use scenario::spec::{Protocol, TrafficSpec};
 use std::collections::HashMap;
 
 /// Receive buffer when a flow sets none: Linux's default tcp_rmem maximum (6 MiB).
 const DEFAULT_RCV_BUFFER: u64 = 6 * 1024 * 1024;
+/// Size of a SYN or MP_JOIN segment on the wire, for the handshake's RTT sample.
+const SYN_BYTES: u64 = 60;
 
 /// Derives independent seeds for links and flows from the run's seed.
 pub fn sub_seed(seed: u64, kind: u64, index: u64) -> u64 {
@@ -25,6 +28,13 @@ pub fn sub_seed(seed: u64, kind: u64, index: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
+}
+
+fn trace_interval(sc: &Scenario) -> u64 {
+    sc.measure
+        .trace_interval
+        .unwrap_or(sc.measure.interval)
+        .nanos()
 }
 
 /// One flow of a group: a traffic source and the connection currently serving it.
@@ -39,6 +49,10 @@ pub struct FlowInst {
     rng: Xoshiro256PlusPlus,
     /// Flow completion time of a finite transfer, seconds.
     pub fct_s: Option<f64>,
+    /// Which of the group's paths the next TCP connection uses (moves on a reconnect).
+    path: usize,
+    /// Payload bytes still to deliver for a finite transfer (across reconnects).
+    remaining: u64,
 }
 
 pub struct World<'s> {
@@ -71,15 +85,26 @@ impl<'s> World<'s> {
         let mut flows = Vec::new();
         for (g, group) in sc.flows.iter().enumerate() {
             for i in 0..group.count {
+                let mut rng =
+                    Xoshiro256PlusPlus::seed_from_u64(sub_seed(seed, 2, flows.len() as u64));
+                let jitter = match group.start_jitter.nanos() {
+                    0 => 0,
+                    j => rng.random_range(0..j),
+                };
                 flows.push(FlowInst {
                     group: g,
                     index: i,
-                    start: group.start_of(i).nanos(),
+                    start: group.start_of(i).nanos() + jitter,
                     stop: group.stop.nanos(),
                     conn: None,
                     stopped: false,
-                    rng: Xoshiro256PlusPlus::seed_from_u64(sub_seed(seed, 2, flows.len() as u64)),
+                    rng,
                     fct_s: None,
+                    path: 0,
+                    remaining: match group.traffic {
+                        TrafficSpec::File { size } => size.bytes(MSS as u64),
+                        TrafficSpec::Bulk | TrafficSpec::Onoff { .. } => u64::MAX,
+                    },
                 });
             }
         }
@@ -93,6 +118,7 @@ impl<'s> World<'s> {
         }
         queue.push(sc.measure.warmup.nanos(), Ev::Warmup);
         queue.push(sc.measure.interval.nanos(), Ev::Sample);
+        queue.push(trace_interval(sc), Ev::Trace);
         let meter = Meter::new(sc, &flows);
         World {
             sc,
@@ -154,6 +180,15 @@ impl<'s> World<'s> {
             }
             Ev::Rto(c, s) => self.on_rto_timer(c, s as usize),
             Ev::DelAck(c, s) => self.on_delack_timer(c, s as usize),
+            Ev::Join(c, s) => {
+                if !self.conns[c as usize].closed {
+                    let rtt = self.handshake_rtt(c, s as usize);
+                    let sf = &mut self.conns[c as usize].subflows[s as usize];
+                    sf.established = true;
+                    sf.tx.rtt.sample(rtt);
+                    self.send_data(c);
+                }
+            }
             Ev::FlowStart(f) => self.start_flow(f),
             Ev::BurstEnd(f) => self.end_burst(f, true),
             Ev::FlowStop(f) => {
@@ -162,10 +197,15 @@ impl<'s> World<'s> {
             }
             Ev::Scenario(i) => self.apply_event(i as usize),
             Ev::Sample => {
-                self.meter
-                    .sample(self.now, &self.links, &self.conns, &self.flows);
+                self.check_reconnects();
                 self.queue
                     .push(self.now + self.sc.measure.interval.nanos(), Ev::Sample);
+            }
+            Ev::Trace => {
+                self.meter
+                    .trace(self.now, &self.links, &self.conns, &self.flows);
+                self.queue
+                    .push(self.now + trace_interval(self.sc), Ev::Trace);
             }
             Ev::Warmup => self.meter.warmup(self.now, &self.links),
         }
@@ -204,19 +244,32 @@ impl<'s> World<'s> {
         }
     }
 
+    /// The propagation and serialisation time of a SYN and its answer over a subflow's
+    /// routes: the RTT sample the handshake gives, as Linux takes from the SYN-ACK.
+    fn handshake_rtt(&self, c: u32, s: usize) -> u64 {
+        let sf = &self.conns[c as usize].subflows[s];
+        [sf.fwd, sf.rev]
+            .iter()
+            .flat_map(|&r| self.routes[r as usize].iter())
+            .map(|&d| {
+                let p = self.links[d as usize].params();
+                p.delay + net::tx_time(SYN_BYTES as u32, p.rate_bps)
+            })
+            .sum()
+    }
+
     fn start_flow(&mut self, f: u32) {
         let fl = &self.flows[f as usize];
-        if fl.stopped || fl.conn.is_some() {
+        if fl.stopped || fl.conn.is_some() || fl.remaining == 0 {
             return;
         }
         let group = &self.sc.flows[fl.group];
-        let total_bytes = match group.traffic {
-            TrafficSpec::File { size } => size.bytes(MSS as u64),
-            TrafficSpec::Bulk | TrafficSpec::Onoff { .. } => u64::MAX,
+        let total_bytes = fl.remaining;
+        let routes: Vec<_> = if group.protocol == Protocol::Tcp {
+            vec![group.paths[fl.path % group.paths.len()].clone()]
+        } else {
+            group.subflow_paths.clone()
         };
-        let fwd_hops = group.paths[0].hops.clone();
-        let rev_hops = group.paths[0].reversed().hops;
-        let (fwd, rev) = (self.route_id(fwd_hops), self.route_id(rev_hops));
         let buffer = group
             .rcv_buffer
             .map(|b| b.bytes(MSS as u64))
@@ -231,44 +284,83 @@ impl<'s> World<'s> {
         } else {
             total_bytes.div_ceil(MSS as u64)
         };
+        let (sack, delayed_ack, scheduler) = (group.sack, group.delayed_ack, group.scheduler);
         let cc = mptcp_cc::by_name(&group.cc).expect("validated against mptcp_cc::ALGORITHMS");
-        let conn = Connection {
-            flow: f,
-            subflows: vec![Subflow {
-                tx: Sender::new(group.sack, limit, buffer_segs, app_limit),
-                rx: Receiver::new(buffer_segs, group.delayed_ack, group.sack),
-                fwd,
-                rev,
+        let mut subflows = Vec::with_capacity(routes.len());
+        for (k, route) in routes.iter().enumerate() {
+            subflows.push(Subflow {
+                tx: Sender::new(sack, limit),
+                rx: Receiver::new(delayed_ack, sack),
+                fwd: self.route_id(route.hops.clone()),
+                rev: self.route_id(route.reversed().hops),
+                established: k == 0,
+                stale: false,
                 rto_event: None,
                 delack_event: None,
-            }],
+            });
+        }
+        let conn = Connection {
+            flow: f,
+            mptcp: group.protocol == Protocol::Mptcp,
+            subflows,
             cc,
+            data: DataSender::new(app_limit, buffer_segs),
+            recv: DataReceiver::new(buffer_segs),
+            scheduler,
+            turn: 0,
             total_bytes,
             delivered_bytes: 0,
-            opened_at: self.now,
+            last_progress: self.now,
             closed: false,
         };
         let c = self.conns.len() as u32;
         self.conns.push(conn);
+        let rtt = self.handshake_rtt(c, 0);
+        self.conns[c as usize].subflows[0].tx.rtt.sample(rtt);
         self.flows[f as usize].conn = Some(c);
-        if let TrafficSpec::Onoff { burst, .. } = group.traffic {
+        if let TrafficSpec::Onoff { burst, .. } =
+            self.sc.flows[self.flows[f as usize].group].traffic
+        {
             let t = Exp::new(1.0 / burst.secs())
                 .expect("burst > 0")
                 .sample(&mut self.flows[f as usize].rng);
             self.queue
                 .push(self.now + (t * 1e9) as u64, Ev::BurstEnd(f));
         }
-        self.send_data(c, 0);
+        self.send_data(c);
+    }
+
+    /// An application that has seen no progress for its `reconnect_after` gives up and
+    /// opens a new connection over its next interface.
+    fn check_reconnects(&mut self) {
+        for f in 0..self.flows.len() {
+            let fl = &self.flows[f];
+            let group = &self.sc.flows[fl.group];
+            let (Some(after), Some(c)) = (group.reconnect_after, fl.conn) else {
+                continue;
+            };
+            let conn = &self.conns[c as usize];
+            if conn.closed || self.now < conn.last_progress + after.nanos() {
+                continue;
+            }
+            let delivered = conn.delivered_bytes;
+            self.close(c);
+            let fl = &mut self.flows[f];
+            fl.conn = None;
+            fl.path += 1;
+            if fl.remaining != u64::MAX {
+                fl.remaining -= delivered.min(fl.remaining);
+            }
+            self.start_flow(f as u32);
+        }
     }
 
     /// The source stops writing; the connection drains what it has. An on/off source
     /// schedules its next burst.
     fn end_burst(&mut self, f: u32, next_burst: bool) {
         if let Some(c) = self.flows[f as usize].conn.take() {
-            let conn = &mut self.conns[c as usize];
-            for sf in &mut conn.subflows {
-                sf.tx.app_limit = sf.tx.app_limit.min(sf.tx.snd_nxt);
-            }
+            let data = &mut self.conns[c as usize].data;
+            data.app_limit = data.app_limit.min(data.nxt);
             self.maybe_close(c);
         }
         let fl = &mut self.flows[f as usize];
@@ -285,49 +377,84 @@ impl<'s> World<'s> {
     }
 
     fn maybe_close(&mut self, c: u32) {
-        let conn = &mut self.conns[c as usize];
-        if !conn.closed && conn.subflows.iter().all(|s| s.tx.all_acked()) {
-            conn.closed = true;
-            // Free the per-connection memory; late packets for it are ignored.
-            for s in &mut conn.subflows {
-                s.tx = Sender::new(false, 0, 0, 0);
-                s.rx = Receiver::new(0, false, false);
-            }
+        let conn = &self.conns[c as usize];
+        if !conn.closed && conn.data.all_acked() {
+            self.close(c);
         }
     }
 
-    fn send_data(&mut self, c: u32, s: usize) {
+    /// Frees the per-connection memory; late packets for it are ignored.
+    fn close(&mut self, c: u32) {
         let conn = &mut self.conns[c as usize];
-        if conn.closed {
+        conn.closed = true;
+        for s in &mut conn.subflows {
+            s.tx = Sender::new(false, 0);
+            s.rx = Receiver::new(false, false);
+        }
+        conn.data = DataSender::new(0, 0);
+        conn.recv = DataReceiver::new(0);
+    }
+
+    fn data_packet(&self, c: u32, s: usize, seq: u64, dsn: u64) -> Packet {
+        let conn = &self.conns[c as usize];
+        let total = conn.total_bytes;
+        let payload = if total == u64::MAX {
+            MSS as u64
+        } else {
+            total.saturating_sub(dsn * MSS as u64).min(MSS as u64)
+        };
+        Packet {
+            conn: c,
+            subflow: s as u8,
+            is_ack: false,
+            route: conn.subflows[s].fwd,
+            hop: 0,
+            wire_bytes: payload as u16 + HEADER_BYTES,
+            seq,
+            dsn,
+            ts: self.now.max(1),
+            rwnd: 0,
+            sack: [(0, 0); 3],
+        }
+    }
+
+    /// Sends what the windows allow: each subflow's retransmissions first, then data-level
+    /// segments (reinjections, then new data) on the subflows the scheduler picks.
+    fn send_data(&mut self, c: u32) {
+        if self.conns[c as usize].closed {
             return;
         }
-        let total = conn.total_bytes;
-        let sf = &mut conn.subflows[s];
-        while let Some(next) = sf.tx.next_to_send() {
-            let seq = match next {
-                Next::Retransmit(q) | Next::New(q) => q,
+        let n = self.conns[c as usize].subflows.len();
+        let mut sent = 0u32;
+        for s in 0..n {
+            while let Some(seq) = self.conns[c as usize].subflows[s].tx.next_retransmit() {
+                let dsn = self.conns[c as usize].subflows[s].tx.dsn_of(seq);
+                let p = self.data_packet(c, s, seq, dsn);
+                self.out.push(p);
+                sent |= 1 << s;
+            }
+        }
+        loop {
+            let conn = &mut self.conns[c as usize];
+            if !conn.data.has_data() {
+                break;
+            }
+            let Some(s) = pick_subflow(conn.scheduler, &conn.subflows, &mut conn.turn) else {
+                break;
             };
-            let payload = if total == u64::MAX {
-                MSS as u64
-            } else {
-                (total - seq * MSS as u64).min(MSS as u64)
-            };
-            self.out.push(Packet {
-                conn: c,
-                subflow: s as u8,
-                is_ack: false,
-                route: sf.fwd,
-                hop: 0,
-                wire_bytes: payload as u16 + HEADER_BYTES,
-                seq,
-                ts: self.now.max(1),
-                rwnd: 0,
-                sack: [(0, 0); 3],
-            });
-            sf.tx.on_sent(self.now);
+            let dsn = conn.data.take();
+            let seq = conn.subflows[s].tx.send_new(dsn);
+            let p = self.data_packet(c, s, seq, dsn);
+            self.out.push(p);
+            sent |= 1 << s;
+        }
+        for s in 0..n {
+            if sent & (1 << s) != 0 {
+                self.conns[c as usize].subflows[s].tx.on_sent(self.now);
+                self.sync_rto(c, s);
+            }
         }
         self.flush();
-        self.sync_rto(c, s);
     }
 
     fn flush(&mut self) {
@@ -339,8 +466,10 @@ impl<'s> World<'s> {
     }
 
     fn send_ack(&mut self, c: u32, s: usize) {
-        let sf = &mut self.conns[c as usize].subflows[s];
-        let (ack, tsecr, rwnd, sack) = sf.rx.make_ack();
+        let conn = &mut self.conns[c as usize];
+        let (data_ack, rwnd) = (conn.recv.rcv_nxt, conn.recv.window());
+        let sf = &mut conn.subflows[s];
+        let (ack, tsecr, sack) = sf.rx.make_ack();
         let blocks = sack.iter().filter(|b| b.1 > b.0).count() as u16;
         let pkt = Packet {
             conn: c,
@@ -350,6 +479,7 @@ impl<'s> World<'s> {
             hop: 0,
             wire_bytes: HEADER_BYTES + if blocks > 0 { 4 + 8 * blocks } else { 0 },
             seq: ack,
+            dsn: data_ack,
             ts: tsecr,
             rwnd,
             sack,
@@ -365,9 +495,11 @@ impl<'s> World<'s> {
             return;
         }
         let res = conn.subflows[s].rx.on_data(self.now, pkt.seq, pkt.ts);
-        if res.delivered > 0 {
-            let in_order = conn.subflows[s]
-                .rx
+        // Segments go up to the data level as they arrive: out-of-order data of a subflow
+        // takes buffer space either way.
+        if res.fresh && conn.recv.on_data(pkt.dsn) > 0 {
+            let in_order = conn
+                .recv
                 .rcv_nxt
                 .saturating_mul(MSS as u64)
                 .min(conn.total_bytes);
@@ -376,10 +508,9 @@ impl<'s> World<'s> {
             let f = conn.flow as usize;
             self.meter.delivered(self.now, f, bytes);
             if in_order == conn.total_bytes {
-                let opened = conn.opened_at;
-                self.flows[f]
-                    .fct_s
-                    .get_or_insert((self.now - opened) as f64 / 1e9);
+                // Across reconnects, the transfer started when the flow did.
+                let fl = &mut self.flows[f];
+                fl.fct_s.get_or_insert((self.now - fl.start) as f64 / 1e9);
             }
         }
         if res.ack_now {
@@ -397,20 +528,46 @@ impl<'s> World<'s> {
         if conn.closed {
             return;
         }
+        let before = conn.subflows[s].tx.state;
+        let first_ack = conn.subflows[s].tx.snd_una == 0;
         let res = conn.subflows[s].tx.on_ack(now, &pkt);
+        if conn.data.on_data_ack(pkt.dsn, pkt.rwnd as u64) > 0 {
+            conn.last_progress = now;
+        }
+        let tx = &conn.subflows[s].tx;
+        let ack = Ack {
+            acked: res.acked as f64,
+            snd_una: tx.snd_una,
+            snd_nxt: tx.snd_nxt,
+            rtt_s: res.rtt_ns.map(|r| r as f64 / 1e9),
+        };
+        if res.acked > 0 {
+            conn.subflows[s].stale = false;
+            conn.cc.pkts_acked(s, &ack);
+        }
+        if conn.subflows[s].tx.state != before {
+            conn.cc.set_state(s, conn.subflows[s].tx.state, ack.snd_una);
+        }
         if res.loss_detected {
             conn.views(&mut self.views);
-            let ssthresh = conn.cc.on_loss(&self.views, s);
+            let ssthresh = conn.cc.ssthresh(&self.views, s);
             conn.subflows[s].tx.enter_recovery(ssthresh);
-        } else if res.acked > 0 && conn.subflows[s].tx.state != crate::tcp::CaState::Recovery {
-            let left = conn.subflows[s].tx.slow_start(res.acked);
-            if left > 0.0 {
-                conn.views(&mut self.views);
-                let w = conn.cc.on_ack(&self.views, s, left);
-                conn.subflows[s].tx.cwnd = w.max(1.0);
+            conn.cc.set_state(s, CaState::Recovery, ack.snd_una);
+        } else if res.acked > 0 && conn.subflows[s].tx.state != CaState::Recovery {
+            conn.views(&mut self.views);
+            let w = conn.cc.cong_avoid(&self.views, s, &ack);
+            let tx = &mut conn.subflows[s].tx;
+            tx.cwnd = w.cwnd.max(1.0);
+            tx.ssthresh = w.ssthresh.max(1.0);
+        }
+        if first_ack && res.acked > 0 && s == 0 && conn.mptcp {
+            // MP_CAPABLE is confirmed: the path manager opens the other subflows.
+            for k in 1..conn.subflows.len() {
+                let t = now + self.handshake_rtt(c, k);
+                self.queue.push(t, Ev::Join(c, k as u8));
             }
         }
-        self.send_data(c, s);
+        self.send_data(c);
         self.maybe_close(c);
     }
 
@@ -447,9 +604,19 @@ impl<'s> World<'s> {
         match sf.tx.rto_deadline {
             Some(d) if d <= now => {
                 conn.views(&mut self.views);
-                let ssthresh = conn.cc.on_loss(&self.views, s);
-                conn.subflows[s].tx.on_rto(now, ssthresh);
-                self.send_data(c, s);
+                let ssthresh = conn.cc.ssthresh(&self.views, s);
+                let sf = &mut conn.subflows[s];
+                sf.tx.on_rto(now, ssthresh);
+                let una = sf.tx.snd_una;
+                conn.cc.set_state(s, CaState::Loss, una);
+                if conn.subflows.iter().filter(|x| x.established).count() > 1 {
+                    // The subflow may be dead: send its data on the others too.
+                    let sf = &mut conn.subflows[s];
+                    sf.stale = true;
+                    conn.data.reinject(sf.tx.unsacked_dsns());
+                }
+                self.sync_rto(c, s);
+                self.send_data(c);
             }
             Some(_) => self.sync_rto(c, s),
             None => {}

@@ -5,4 +5,4 @@ pub mod rtt;
 pub mod sender;
 
 pub use receiver::Receiver;
-pub use sender::{AckResult, CaState, Next, Sender};
+pub use sender::{AckResult, CaState, Sender};

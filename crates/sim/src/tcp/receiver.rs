@@ -1,20 +1,21 @@
 //! The receiving side of one TCP subflow: cumulative and selective acknowledgement,
 //! delayed ACKs (every second segment or after 40 ms, immediately when out of order),
-//! timestamps echo (RFC 7323), and the advertised window from the receive buffer.
+//! timestamps echo (RFC 7323). The advertised window belongs to the connection (MPTCP's
+//! receive buffer is shared by all subflows), so it is not kept here.
+
+use crate::ranges::RangeSet;
 
 /// Linux's minimum delayed-ACK timeout.
 pub const DELACK_TIMEOUT: u64 = 40_000_000;
 
 pub struct Receiver {
     pub rcv_nxt: u64,
-    /// Out-of-order ranges `[start, end)`, sorted, disjoint.
-    ooo: Vec<(u64, u64)>,
+    ooo: RangeSet,
     /// The range holding the most recent out-of-order arrival (first SACK block).
     recent: Option<u64>,
     pending: u32,
     ts_recent: u64,
     pub delack_deadline: Option<u64>,
-    pub buffer_segs: u64,
     pub delayed_ack: bool,
     pub sack: bool,
 }
@@ -22,38 +23,41 @@ pub struct Receiver {
 /// What an arriving segment did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DataResult {
-    /// Segments newly delivered in order to the application.
+    /// Segments newly delivered in order at the subflow level.
     pub delivered: u64,
+    /// The segment was not held already (not a duplicate at the subflow level).
+    pub fresh: bool,
     pub ack_now: bool,
 }
 
 impl Receiver {
-    pub fn new(buffer_segs: u64, delayed_ack: bool, sack: bool) -> Self {
+    pub fn new(delayed_ack: bool, sack: bool) -> Self {
         Receiver {
             rcv_nxt: 0,
-            ooo: Vec::new(),
+            ooo: RangeSet::default(),
             recent: None,
             pending: 0,
             ts_recent: 0,
             delack_deadline: None,
-            buffer_segs,
             delayed_ack,
             sack,
         }
     }
 
     pub fn on_data(&mut self, now: u64, seq: u64, ts: u64) -> DataResult {
-        if seq < self.rcv_nxt || self.ooo.iter().any(|&(a, b)| seq >= a && seq < b) {
+        if seq < self.rcv_nxt || self.ooo.contains(seq) {
             return DataResult {
                 delivered: 0,
+                fresh: false,
                 ack_now: true,
             };
         }
         if seq > self.rcv_nxt {
-            self.insert(seq);
+            self.ooo.insert(seq);
             self.recent = Some(seq);
             return DataResult {
                 delivered: 0,
+                fresh: true,
                 ack_now: true,
             };
         }
@@ -64,11 +68,8 @@ impl Receiver {
         let before = self.rcv_nxt;
         self.rcv_nxt += 1;
         let filled_hole = !self.ooo.is_empty();
-        if let Some(&(a, b)) = self.ooo.first()
-            && a == self.rcv_nxt
-        {
-            self.rcv_nxt = b;
-            self.ooo.remove(0);
+        if let Some(end) = self.ooo.pop_front_at(self.rcv_nxt) {
+            self.rcv_nxt = end;
         }
         if filled_hole {
             self.ts_recent = ts;
@@ -79,34 +80,21 @@ impl Receiver {
         if !ack_now && self.delack_deadline.is_none() {
             self.delack_deadline = Some(now + DELACK_TIMEOUT);
         }
-        DataResult { delivered, ack_now }
-    }
-
-    fn insert(&mut self, seq: u64) {
-        let i = self.ooo.partition_point(|&(_, b)| b < seq);
-        // Merge with the range ending at seq and/or the one starting at seq + 1.
-        let joins_prev = i < self.ooo.len() && self.ooo[i].1 == seq;
-        let next = if joins_prev { i + 1 } else { i };
-        let joins_next = next < self.ooo.len() && self.ooo[next].0 == seq + 1;
-        match (joins_prev, joins_next) {
-            (true, true) => {
-                self.ooo[i].1 = self.ooo[next].1;
-                self.ooo.remove(next);
-            }
-            (true, false) => self.ooo[i].1 = seq + 1,
-            (false, true) => self.ooo[next].0 = seq,
-            (false, false) => self.ooo.insert(i, (seq, seq + 1)),
+        DataResult {
+            delivered,
+            fresh: true,
+            ack_now,
         }
     }
 
-    /// Segments held out of order (they occupy the receive buffer).
+    /// Segments held out of order.
     pub fn ooo_segments(&self) -> u64 {
-        self.ooo.iter().map(|(a, b)| b - a).sum()
+        self.ooo.len()
     }
 
-    /// Fields of the ACK to send now: (cumulative ack, TSecr, window, SACK blocks).
-    /// Resets the delayed-ACK state.
-    pub fn make_ack(&mut self) -> (u64, u64, u32, [(u32, u32); 3]) {
+    /// Fields of the ACK to send now: (cumulative ack, TSecr, SACK blocks). Resets the
+    /// delayed-ACK state.
+    pub fn make_ack(&mut self) -> (u64, u64, [(u32, u32); 3]) {
         self.pending = 0;
         self.delack_deadline = None;
         let mut sack = [(0u32, 0u32); 3];
@@ -114,14 +102,12 @@ impl Receiver {
             let rel = |(a, b): (u64, u64)| ((a - self.rcv_nxt) as u32, (b - self.rcv_nxt) as u32);
             let mut n = 0;
             // RFC 2018: the block with the most recent arrival first, then the others.
-            let first = self
-                .recent
-                .and_then(|s| self.ooo.iter().copied().find(|&(a, b)| s >= a && s < b));
+            let first = self.recent.and_then(|s| self.ooo.range_of(s));
             if let Some(r) = first {
                 sack[0] = rel(r);
                 n = 1;
             }
-            for &r in self.ooo.iter().rev() {
+            for r in self.ooo.iter_rev() {
                 if n == 3 {
                     break;
                 }
@@ -131,11 +117,7 @@ impl Receiver {
                 }
             }
         }
-        let window = self
-            .buffer_segs
-            .saturating_sub(self.ooo_segments())
-            .min(u32::MAX as u64) as u32;
-        (self.rcv_nxt, self.ts_recent, window, sack)
+        (self.rcv_nxt, self.ts_recent, sack)
     }
 }
 
@@ -145,34 +127,35 @@ mod tests {
 
     #[test]
     fn delayed_ack_every_second_segment() {
-        let mut r = Receiver::new(1000, true, true);
+        let mut r = Receiver::new(true, true);
         assert!(!r.on_data(0, 0, 1).ack_now);
         assert_eq!(r.delack_deadline, Some(DELACK_TIMEOUT));
         assert!(r.on_data(1, 1, 2).ack_now);
-        let (ack, tsecr, _, sack) = r.make_ack();
+        let (ack, tsecr, sack) = r.make_ack();
         assert_eq!((ack, tsecr, sack[0]), (2, 1, (0, 0)));
     }
 
     #[test]
     fn sack_blocks_most_recent_first_and_hole_fill() {
-        let mut r = Receiver::new(1000, true, true);
+        let mut r = Receiver::new(true, true);
         r.on_data(0, 0, 1);
         assert!(r.on_data(0, 2, 1).ack_now);
         assert!(r.on_data(0, 5, 1).ack_now);
         r.on_data(0, 6, 1);
-        let (ack, _, win, sack) = r.make_ack();
+        let (ack, _, sack) = r.make_ack();
         assert_eq!(ack, 1);
         assert_eq!(sack, [(4, 6), (1, 2), (0, 0)]);
-        assert_eq!(win, 1000 - 3);
+        assert_eq!(r.ooo_segments(), 3);
         let res = r.on_data(0, 1, 9);
         assert_eq!(
             res,
             DataResult {
                 delivered: 2,
+                fresh: true,
                 ack_now: true
             }
         );
-        let (ack, tsecr, _, sack) = r.make_ack();
+        let (ack, tsecr, sack) = r.make_ack();
         assert_eq!((ack, tsecr), (3, 9));
         assert_eq!(sack[0], (2, 4));
     }
@@ -188,13 +171,13 @@ mod properties {
         /// and the buffer is empty at the end.
         #[test]
         fn reassembles_any_order(order in Just((0u64..60).collect::<Vec<_>>()).prop_shuffle(), dups in prop::collection::vec(0u64..60, 0..20)) {
-            let mut r = Receiver::new(1000, true, true);
+            let mut r = Receiver::new(true, true);
             let mut delivered = 0;
             for &s in order.iter().chain(&dups) {
                 delivered += r.on_data(0, s, 1).delivered;
-                let (ack, _, win, sack) = r.make_ack();
+                let (ack, _, sack) = r.make_ack();
                 prop_assert_eq!(ack, r.rcv_nxt);
-                prop_assert!(win as u64 + r.ooo_segments() == 1000);
+                prop_assert!(sack.iter().all(|&(a, b)| a <= b && (a == b || a >= 1)));
                 prop_assert!(sack.iter().all(|&(a, b)| a <= b));
             }
             prop_assert_eq!(delivered, 60);

@@ -7,6 +7,7 @@
 
 use super::rtt::RttEstimator;
 use crate::packet::Packet;
+pub use mptcp_cc::CaState;
 use std::collections::VecDeque;
 
 const SACKED: u8 = 1;
@@ -16,29 +17,15 @@ const RETRANS: u8 = 4;
 const DUP_THRESH: u64 = 3;
 pub const INITIAL_CWND: f64 = 10.0;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CaState {
-    Open,
-    /// Fast recovery after a loss detected by SACK or duplicate ACKs.
-    Recovery,
-    /// After a retransmission timeout.
-    Loss,
-}
-
 /// What one ACK did, for the connection to act on.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct AckResult {
     /// Segments newly acknowledged cumulatively.
     pub acked: u64,
+    /// The RTT this ACK measured, nanoseconds.
+    pub rtt_ns: Option<u64>,
     /// A new loss was found while in the Open state: the window must be reduced.
     pub loss_detected: bool,
-}
-
-/// What to transmit next.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Next {
-    Retransmit(u64),
-    New(u64),
 }
 
 pub struct Sender {
@@ -50,6 +37,9 @@ pub struct Sender {
     recovery_point: u64,
     /// Flags of segments `[snd_una, snd_nxt)`.
     board: VecDeque<u8>,
+    /// The data sequence number each of those segments carries (MPTCP's DSS mapping;
+    /// equal to the subflow sequence number for plain TCP).
+    dsn: VecDeque<u64>,
     sacked_out: u64,
     lost_out: u64,
     retrans_out: u64,
@@ -62,19 +52,15 @@ pub struct Sender {
     pub rtt: RttEstimator,
     /// When the retransmission timer fires, if armed.
     pub rto_deadline: Option<u64>,
-    /// Peer's advertised window, segments.
-    pub rwnd: u64,
     /// Sender-side window limit, segments.
     pub window_limit: u64,
     pub sack: bool,
-    /// Segments the application has written so far (`u64::MAX` for a bulk source).
-    pub app_limit: u64,
     pub retransmits: u64,
     pub timeouts: u64,
 }
 
 impl Sender {
-    pub fn new(sack: bool, window_limit: u64, rwnd: u64, app_limit: u64) -> Self {
+    pub fn new(sack: bool, window_limit: u64) -> Self {
         Sender {
             snd_una: 0,
             snd_nxt: 0,
@@ -83,6 +69,7 @@ impl Sender {
             state: CaState::Open,
             recovery_point: 0,
             board: VecDeque::new(),
+            dsn: VecDeque::new(),
             sacked_out: 0,
             lost_out: 0,
             retrans_out: 0,
@@ -92,10 +79,8 @@ impl Sender {
             retx_scan: 0,
             rtt: RttEstimator::default(),
             rto_deadline: None,
-            rwnd,
             window_limit,
             sack,
-            app_limit,
             retransmits: 0,
             timeouts: 0,
         }
@@ -117,7 +102,7 @@ impl Sender {
     }
 
     pub fn all_acked(&self) -> bool {
-        self.snd_una >= self.app_limit
+        self.snd_una == self.snd_nxt
     }
 
     pub fn flags(&self, seq: u64) -> u8 {
@@ -128,42 +113,63 @@ impl Sender {
         self.board[(seq - self.snd_una) as usize] |= flag;
     }
 
-    /// The next segment to put on the wire, if the windows allow one.
-    pub fn next_to_send(&mut self) -> Option<Next> {
-        if self.pipe() >= self.send_window() {
+    /// The data sequence number carried by outstanding segment `seq`.
+    pub fn dsn_of(&self, seq: u64) -> u64 {
+        self.dsn[(seq - self.snd_una) as usize]
+    }
+
+    /// The window has room for one more segment in the network.
+    pub fn has_room(&self) -> bool {
+        self.pipe() < self.send_window()
+    }
+
+    /// The next lost segment to retransmit, if the window allows one.
+    pub fn next_retransmit(&mut self) -> Option<u64> {
+        if !self.has_room() || self.lost_out <= self.retrans_out {
             return None;
         }
-        if self.lost_out > self.retrans_out {
-            self.retx_scan = self.retx_scan.max(self.snd_una);
-            while self.retx_scan < self.snd_nxt {
-                let s = self.retx_scan;
-                let f = self.flags(s);
-                if f & LOST != 0 && f & (RETRANS | SACKED) == 0 {
-                    self.set(s, RETRANS);
-                    self.retrans_out += 1;
-                    self.retransmits += 1;
-                    return Some(Next::Retransmit(s));
-                }
-                self.retx_scan += 1;
+        self.retx_scan = self.retx_scan.max(self.snd_una);
+        while self.retx_scan < self.snd_nxt {
+            let s = self.retx_scan;
+            let f = self.flags(s);
+            if f & LOST != 0 && f & (RETRANS | SACKED) == 0 {
+                self.set(s, RETRANS);
+                self.retrans_out += 1;
+                self.retransmits += 1;
+                return Some(s);
             }
-        }
-        // Flow control: never beyond what the receiver can hold.
-        if self.snd_nxt < self.app_limit && self.snd_nxt < self.snd_una + self.rwnd.max(1) {
-            let s = self.snd_nxt;
-            self.board.push_back(0);
-            self.snd_nxt += 1;
-            return Some(Next::New(s));
+            self.retx_scan += 1;
         }
         None
+    }
+
+    /// Sends a new segment carrying data sequence number `dsn`; returns its subflow
+    /// sequence number. The caller checked `has_room`.
+    pub fn send_new(&mut self, dsn: u64) -> u64 {
+        let s = self.snd_nxt;
+        self.board.push_back(0);
+        self.dsn.push_back(dsn);
+        self.snd_nxt += 1;
+        s
+    }
+
+    /// Data sequence numbers of the segments still in flight or lost (not SACKed):
+    /// what MPTCP reinjects on other subflows when this one stalls.
+    pub fn unsacked_dsns(&self) -> impl Iterator<Item = u64> + '_ {
+        self.board
+            .iter()
+            .zip(&self.dsn)
+            .filter(|(f, _)| **f & SACKED == 0)
+            .map(|(_, d)| *d)
     }
 
     /// Processes one ACK.
     pub fn on_ack(&mut self, now: u64, ack: &Packet) -> AckResult {
         let mut res = AckResult::default();
-        self.rwnd = ack.rwnd as u64;
         let mut newly_lost = false;
         if ack.seq > self.snd_una && ack.seq <= self.snd_nxt {
             let n = ack.seq - self.snd_una;
+            self.dsn.drain(..n as usize);
             for f in self.board.drain(..n as usize) {
                 self.sacked_out -= (f & SACKED != 0) as u64;
                 self.lost_out -= (f & LOST != 0 && f & SACKED == 0) as u64;
@@ -172,7 +178,9 @@ impl Sender {
             self.snd_una = ack.seq;
             res.acked = n;
             if ack.ts > 0 {
-                self.rtt.sample(now.saturating_sub(ack.ts));
+                let r = now.saturating_sub(ack.ts);
+                self.rtt.sample(r);
+                res.rtt_ns = Some(r);
             }
             self.rtt.backoff = 0;
             self.dup_acks = self.dup_acks.saturating_sub(n);
@@ -312,27 +320,39 @@ mod tests {
             hop: 0,
             wire_bytes: 40,
             seq,
+            dsn: seq,
             ts,
             rwnd: 1000,
             sack: blocks,
         }
     }
 
+    #[derive(Debug, PartialEq)]
+    enum Next {
+        Retransmit(u64),
+        New(u64),
+    }
+
+    /// Sends what the window allows: retransmissions first, then new data.
     fn send_all(s: &mut Sender) -> Vec<Next> {
-        std::iter::from_fn(|| s.next_to_send()).collect()
+        let mut out = Vec::new();
+        loop {
+            if let Some(q) = s.next_retransmit() {
+                out.push(Next::Retransmit(q));
+            } else if s.has_room() {
+                let n = s.snd_nxt;
+                out.push(Next::New(s.send_new(n)));
+            } else {
+                return out;
+            }
+        }
     }
 
     #[test]
-    fn initial_window_then_flow_control() {
-        let mut s = Sender::new(true, u64::MAX, 1000, u64::MAX);
+    fn initial_window_and_window_limit() {
+        let mut s = Sender::new(true, u64::MAX);
         assert_eq!(send_all(&mut s).len(), 10);
-        let mut s = Sender::new(true, u64::MAX, 4, u64::MAX);
-        assert_eq!(
-            send_all(&mut s).len(),
-            4,
-            "the receiver's window caps the flight"
-        );
-        let mut s = Sender::new(true, 3, 1000, u64::MAX);
+        let mut s = Sender::new(true, 3);
         assert_eq!(
             send_all(&mut s).len(),
             3,
@@ -342,7 +362,7 @@ mod tests {
 
     #[test]
     fn sack_marks_the_hole_lost_and_retransmits_it_first() {
-        let mut s = Sender::new(true, u64::MAX, 1000, u64::MAX);
+        let mut s = Sender::new(true, u64::MAX);
         send_all(&mut s);
         // Segment 0 lost; 1, 2 SACKed: not yet three above it.
         let r = s.on_ack(1, &ack(0, &[(1, 3)], 0));
@@ -353,9 +373,9 @@ mod tests {
         assert_eq!(s.state, CaState::Recovery);
         assert_eq!(s.pipe(), 10 - 3 - 1);
         // pipe 6 >= cwnd 5: nothing may go until more leaves the network.
-        assert_eq!(s.next_to_send(), None);
+        assert_eq!(send_all(&mut s), vec![]);
         s.on_ack(3, &ack(0, &[(1, 6)], 0));
-        assert_eq!(s.next_to_send(), Some(Next::Retransmit(0)));
+        assert_eq!(s.next_retransmit(), Some(0));
         // The retransmission arrives: everything up to 6 is acknowledged, recovery goes on
         // until the recovery point (10).
         let r = s.on_ack(4, &ack(6, &[], 3));
@@ -369,7 +389,7 @@ mod tests {
 
     #[test]
     fn newreno_three_dupacks_then_partial_ack() {
-        let mut s = Sender::new(false, u64::MAX, 1000, u64::MAX);
+        let mut s = Sender::new(false, u64::MAX);
         send_all(&mut s);
         // Segments 0 and 5 lost.
         assert!(!s.on_ack(1, &ack(0, &[], 0)).loss_detected);
@@ -379,7 +399,7 @@ mod tests {
         for _ in 0..4 {
             s.on_ack(2, &ack(0, &[], 0));
         }
-        assert_eq!(s.next_to_send(), Some(Next::Retransmit(0)));
+        assert_eq!(s.next_retransmit(), Some(0));
         // Partial ACK up to the second hole: it is retransmitted at once.
         s.on_ack(3, &ack(5, &[], 2));
         assert_eq!(s.state, CaState::Recovery);
@@ -389,7 +409,7 @@ mod tests {
 
     #[test]
     fn timeout_resends_from_the_first_unacked_and_backs_off() {
-        let mut s = Sender::new(true, u64::MAX, 1000, u64::MAX);
+        let mut s = Sender::new(true, u64::MAX);
         send_all(&mut s);
         s.on_sent(0);
         let first = s.rto_deadline.unwrap();
@@ -411,7 +431,7 @@ mod tests {
 
     #[test]
     fn rtt_from_echoed_timestamps() {
-        let mut s = Sender::new(true, u64::MAX, 1000, u64::MAX);
+        let mut s = Sender::new(true, u64::MAX);
         send_all(&mut s);
         s.on_ack(150_000_000, &ack(2, &[], 50_000_000));
         assert_eq!(s.rtt.srtt, 100_000_000);
