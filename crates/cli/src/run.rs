@@ -179,4 +179,25 @@ fn print_table(s: &report::Summary) {
             );
         }
     }
+    for o in &s.orders {
+        let values: Vec<String> = o
+            .values
+            .iter()
+            .map(|(n, v)| match v {
+                Some(v) => format!("{n} {v:.3}"),
+                None => format!("{n} missing"),
+            })
+            .collect();
+        let under = if o.context.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", o.context)
+        };
+        println!(
+            "  {} {}{under}: {}",
+            if o.pass { "holds" } else { "FAILS" },
+            o.statement,
+            values.join(" < ")
+        );
+    }
 }

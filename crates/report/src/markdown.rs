@@ -5,6 +5,9 @@ use crate::plots::{Bar, Line, line_chart, published_bars};
 use crate::store::{read_series, read_summary};
 use crate::summary::{Check, MetricStats, Summary};
 use anyhow::Result;
+use scenario::results::Series;
+use scenario::spec::PlotSpec;
+use scenario::units::Size;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
@@ -32,6 +35,8 @@ pub fn write_report(dir: &Path) -> Result<PathBuf> {
     )?;
 
     checks_section(&mut md, &summary)?;
+    orders_section(&mut md, &summary)?;
+    custom_plots(&mut md, &summary, dir)?;
     metrics_section(&mut md, &summary)?;
     plots_section(&mut md, &summary, dir)?;
 
@@ -222,12 +227,8 @@ fn plots_section(md: &mut String, s: &Summary, dir: &Path) -> Result<()> {
                 .take(MAX_TRACES)
                 .map(|x| Line {
                     label: x.entity.trim_start_matches(strip).to_string(),
-                    points: x
-                        .times_s
-                        .iter()
-                        .copied()
-                        .zip(x.values.iter().copied())
-                        .collect(),
+                    points: points(x),
+                    marks: Vec::new(),
                 })
                 .collect()
         };
@@ -257,6 +258,199 @@ fn plots_section(md: &mut String, s: &Summary, dir: &Path) -> Result<()> {
                 &cwnd,
             )?;
             writeln!(md, "![cwnd]({0}/cwnd.png) ([svg]({0}/cwnd.svg))\n", v.dir)?;
+        }
+    }
+    Ok(())
+}
+
+fn points(x: &Series) -> Vec<(f64, f64)> {
+    x.times_s
+        .iter()
+        .copied()
+        .zip(x.values.iter().copied())
+        .collect()
+}
+
+fn orders_section(md: &mut String, s: &Summary) -> Result<()> {
+    if s.orders.is_empty() {
+        return Ok(());
+    }
+    let passed = s.orders.iter().filter(|o| o.pass).count();
+    writeln!(
+        md,
+        "## What must hold
+
+{passed} of {} orderings hold. Each lists the variants from the smallest expected value to the largest, with our means.
+",
+        s.orders.len()
+    )?;
+    writeln!(
+        md,
+        "| statement | under | ours, in claimed order | holds |\n| --- | --- | --- | --- |"
+    )?;
+    for o in &s.orders {
+        let values: Vec<String> = o
+            .values
+            .iter()
+            .map(|(name, v)| match v {
+                Some(v) => format!("{name} {v:.3}"),
+                None => format!("{name} missing"),
+            })
+            .collect();
+        let sep = if o.min_ratio > 1.0 {
+            format!(" <(x{}) ", o.min_ratio)
+        } else {
+            " < ".into()
+        };
+        let metric = match &o.over {
+            Some(d) => format!("`{}` / `{d}`", o.metric),
+            None => format!("`{}`", o.metric),
+        };
+        writeln!(
+            md,
+            "| {} ({metric}) | {} | {} | {} |",
+            o.statement,
+            if o.context.is_empty() {
+                "all"
+            } else {
+                &o.context
+            },
+            values.join(&sep),
+            if o.pass { "yes" } else { "**no**" }
+        )?;
+    }
+    writeln!(md)?;
+    Ok(())
+}
+
+/// A parameter value as a number for a sweep's x axis: numbers as they are, sizes in MB.
+fn numeric(v: &serde_json::Value) -> Option<f64> {
+    match v {
+        serde_json::Value::Number(n) => n.as_f64(),
+        serde_json::Value::String(t) => t
+            .parse()
+            .ok()
+            .or_else(|| Size::parse(t).ok().map(|s| s.bytes(1500) as f64 / 1e6)),
+        _ => None,
+    }
+}
+
+fn display(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(t) => t.clone(),
+        serde_json::Value::Object(o) => o
+            .get("name")
+            .or_else(|| o.get("kind"))
+            .map(display)
+            .unwrap_or_else(|| v.to_string()),
+        other => other.to_string(),
+    }
+}
+
+/// The figures the scenario file asks for.
+fn custom_plots(md: &mut String, s: &Summary, dir: &Path) -> Result<()> {
+    for (i, plot) in s.plots.iter().enumerate() {
+        let stem = format!("figure{}", i + 1);
+        match plot {
+            PlotSpec::Series {
+                title,
+                series,
+                entities,
+                mark,
+            } => {
+                let Some(seed) = s.seeds.first() else {
+                    continue;
+                };
+                let mut lines = Vec::new();
+                for v in &s.variants {
+                    let csv = dir.join(&v.dir).join(format!("series-seed{seed}.csv"));
+                    if !csv.exists() {
+                        continue;
+                    }
+                    for x in read_series(&csv)?
+                        .iter()
+                        .filter(|x| &x.name == series && entities.contains(&x.entity))
+                    {
+                        let pts = points(x);
+                        let marks = mark
+                            .as_ref()
+                            .and_then(|m| v.metrics.get(m))
+                            .and_then(|m| m.runs.first().copied())
+                            .and_then(|t| pts.iter().find(|p| p.0 >= t).copied())
+                            .into_iter()
+                            .collect();
+                        let label = if entities.len() > 1 {
+                            format!("{} {}", v.name, x.entity)
+                        } else {
+                            v.name.clone()
+                        };
+                        lines.push(Line {
+                            label,
+                            points: pts,
+                            marks,
+                        });
+                    }
+                }
+                if lines.is_empty() {
+                    continue;
+                }
+                line_chart(&dir.join(&stem), title, "time (s)", series, &lines)?;
+                let note = if mark.is_some() {
+                    " Circles mark each line's convergence instant (first seed)."
+                } else {
+                    ""
+                };
+                writeln!(
+                    md,
+                    "## {title}\n\nFirst seed of each variant.{note}\n\n![{title}]({stem}.png) ([svg]({stem}.svg))\n"
+                )?;
+            }
+            PlotSpec::Sweep {
+                title,
+                metric,
+                x,
+                lines: by,
+                scale,
+                y_label,
+            } => {
+                let mut groups: std::collections::BTreeMap<String, Vec<(f64, f64)>> =
+                    Default::default();
+                for v in &s.variants {
+                    let (Some(xv), Some(m)) =
+                        (v.params.get(x).and_then(numeric), v.metrics.get(metric))
+                    else {
+                        continue;
+                    };
+                    let key = by
+                        .as_ref()
+                        .and_then(|b| v.params.get(b))
+                        .map(display)
+                        .unwrap_or_else(|| metric.clone());
+                    groups.entry(key).or_default().push((xv, m.mean * scale));
+                }
+                let lines: Vec<Line> = groups
+                    .into_iter()
+                    .map(|(label, mut pts)| {
+                        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                        Line {
+                            label: by
+                                .as_ref()
+                                .map_or(label.clone(), |b| format!("{b}={label}")),
+                            marks: pts.clone(),
+                            points: pts,
+                        }
+                    })
+                    .collect();
+                if lines.is_empty() {
+                    continue;
+                }
+                let y = y_label.clone().unwrap_or_else(|| metric.clone());
+                line_chart(&dir.join(&stem), title, x, &y, &lines)?;
+                writeln!(
+                    md,
+                    "## {title}\n\nMeans over seeds; variants whose `{x}` is not a number or a size are left out.\n\n![{title}]({stem}.png) ([svg]({stem}.svg))\n"
+                )?;
+            }
         }
     }
     Ok(())

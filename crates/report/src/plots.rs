@@ -9,6 +9,8 @@ use std::path::Path;
 pub struct Line {
     pub label: String,
     pub points: Vec<(f64, f64)>,
+    /// Points to mark with a circle (e.g. a convergence instant).
+    pub marks: Vec<(f64, f64)>,
 }
 
 const SIZE: (u32, u32) = (900, 480);
@@ -123,6 +125,14 @@ where
             }
         }
         flush(&mut segment, &mut chart, &mut first)?;
+        chart
+            .draw_series(
+                l.marks
+                    .iter()
+                    .filter(|p| p.0.is_finite() && p.1.is_finite())
+                    .map(|&p| Circle::new(p, 6, color.stroke_width(3))),
+            )
+            .map_err(err)?;
     }
     if lines.len() > 1 {
         legend_and_present(&root, &mut chart)?;

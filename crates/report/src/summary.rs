@@ -3,7 +3,7 @@
 use scenario::Scenario;
 use scenario::load::display_value;
 use scenario::results::{RunResult, RunStats};
-use scenario::spec::{ExpectSpec, Tolerance};
+use scenario::spec::{ExpectSpec, OrderSpec, Tolerance};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -57,6 +57,23 @@ pub struct Check {
     pub source: String,
 }
 
+/// One evaluated ordering: the statement, and the metric of each value in the claimed order.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct OrderCheck {
+    pub statement: String,
+    pub metric: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub over: Option<String>,
+    pub param: String,
+    /// The other parameters' values this ordering was checked under.
+    pub context: String,
+    /// (value of `param`, our mean), smallest expected first.
+    pub values: Vec<(String, Option<f64>)>,
+    pub min_ratio: f64,
+    pub pass: bool,
+    pub source: String,
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct VariantSummary {
     pub name: String,
@@ -78,6 +95,10 @@ pub struct Summary {
     pub backend: String,
     pub seeds: Vec<u64>,
     pub variants: Vec<VariantSummary>,
+    #[serde(default)]
+    pub orders: Vec<OrderCheck>,
+    #[serde(default)]
+    pub plots: Vec<scenario::spec::PlotSpec>,
 }
 
 impl Summary {
@@ -87,7 +108,7 @@ impl Summary {
             .flat_map(|v| v.checks.iter().map(move |c| (v, c)))
     }
     pub fn all_pass(&self) -> bool {
-        self.checks().all(|(_, c)| c.pass)
+        self.checks().all(|(_, c)| c.pass) && self.orders.iter().all(|o| o.pass)
     }
 }
 
@@ -108,7 +129,7 @@ pub fn summarize(variants: &[Scenario], runs: &[Vec<RunResult>], backend: &str) 
         .first()
         .map(|r| r.iter().map(|x| x.seed).collect())
         .unwrap_or_default();
-    let vs = variants
+    let vs: Vec<VariantSummary> = variants
         .iter()
         .zip(runs)
         .map(|(sc, rs)| {
@@ -154,7 +175,14 @@ pub fn summarize(variants: &[Scenario], runs: &[Vec<RunResult>], backend: &str) 
             }
         })
         .collect();
+    let orders = first
+        .orders
+        .iter()
+        .flat_map(|o| evaluate_order(o, variants, &vs))
+        .collect();
     Summary {
+        orders,
+        plots: first.plots.clone(),
         format: FORMAT_VERSION,
         scenario: first.name.clone(),
         file: first.file.display().to_string(),
@@ -167,22 +195,91 @@ pub fn summarize(variants: &[Scenario], runs: &[Vec<RunResult>], backend: &str) 
 }
 
 fn applies(x: &ExpectSpec, sc: &Scenario) -> bool {
-    x.when.iter().all(|(k, v)| {
+    matches_when(&x.when, sc)
+}
+
+fn matches_when(when: &BTreeMap<String, toml::Value>, sc: &Scenario) -> bool {
+    when.iter().all(|(k, v)| {
         sc.params
             .get(k)
             .is_some_and(|p| display_value(p) == display_value(v))
     })
 }
 
-fn evaluate(x: &ExpectSpec, metrics: &BTreeMap<String, MetricStats>) -> Check {
-    let num = metrics.get(&x.metric).map(|m| m.mean);
-    let ours = match &x.over {
+/// The mean of `metric` (over `over`) in a variant.
+fn ratio_of(metric: &str, over: Option<&str>, m: &BTreeMap<String, MetricStats>) -> Option<f64> {
+    let num = m.get(metric).map(|s| s.mean);
+    match over {
         None => num,
-        Some(d) => match (num, metrics.get(d).map(|m| m.mean)) {
+        Some(d) => match (num, m.get(d).map(|s| s.mean)) {
             (Some(a), Some(b)) if b != 0.0 => Some(a / b),
             _ => None,
         },
+    }
+}
+
+/// Evaluates an ordering once per combination of the parameters other than `o.param`.
+fn evaluate_order(o: &OrderSpec, variants: &[Scenario], vs: &[VariantSummary]) -> Vec<OrderCheck> {
+    let varies = |k: &String| {
+        let first = variants[0].params.get(k).map(display_value);
+        variants
+            .iter()
+            .any(|v| v.params.get(k).map(display_value) != first)
     };
+    let mut groups: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, sc) in variants.iter().enumerate() {
+        if !matches_when(&o.when, sc) {
+            continue;
+        }
+        let context: Vec<String> = sc
+            .params
+            .iter()
+            .filter(|(k, _)| **k != o.param && varies(k))
+            .map(|(k, v)| format!("{k}={}", display_value(v)))
+            .collect();
+        groups.entry(context.join(",")).or_default().push(i);
+    }
+    groups
+        .into_iter()
+        .map(|(context, members)| {
+            let values: Vec<(String, Option<f64>)> = o
+                .ascending
+                .iter()
+                .map(|want| {
+                    let want = display_value(want);
+                    let v = members
+                        .iter()
+                        .find(|&&i| {
+                            variants[i]
+                                .params
+                                .get(&o.param)
+                                .is_some_and(|p| display_value(p) == want)
+                        })
+                        .and_then(|&i| ratio_of(&o.metric, o.over.as_deref(), &vs[i].metrics));
+                    (want, v)
+                })
+                .collect();
+            let pass = values.windows(2).all(|w| match (w[0].1, w[1].1) {
+                (Some(a), Some(b)) => b > a && b >= a * o.min_ratio,
+                _ => false,
+            });
+            OrderCheck {
+                statement: o.statement.clone(),
+                metric: o.metric.clone(),
+                over: o.over.clone(),
+                param: o.param.clone(),
+                context,
+                values,
+                min_ratio: o.min_ratio,
+                pass,
+                source: o.source.clone(),
+            }
+        })
+        .collect()
+}
+
+fn evaluate(x: &ExpectSpec, metrics: &BTreeMap<String, MetricStats>) -> Check {
+    let ours = ratio_of(&x.metric, x.over.as_deref(), metrics);
     let pass = ours.is_some_and(|o| {
         let near = match (x.value, x.tolerance) {
             (Some(v), Some(t)) => t.allows(o, v),

@@ -232,7 +232,7 @@ fn substitute(
                 .and_then(|r| r.strip_suffix('}'))
                 .filter(|n| !n.contains(['{', '}']));
             if let Some(name) = whole {
-                match params.get(name) {
+                match lookup(params, name) {
                     Some(val) => *v = val.clone(),
                     None => errs.push((path.clone(), unknown_param(name, params))),
                 }
@@ -247,7 +247,7 @@ fn substitute(
                     return;
                 };
                 let name = &rest[i + 2..i + j];
-                match params.get(name) {
+                match lookup(params, name) {
                     Some(val) => out.push_str(&display_value(val)),
                     None => errs.push((path.clone(), unknown_param(name, params))),
                 }
@@ -274,7 +274,16 @@ fn substitute(
     }
 }
 
+/// `name` or `name.field` (a field of a table-valued parameter).
+fn lookup<'a>(params: &'a BTreeMap<String, Value>, name: &str) -> Option<&'a Value> {
+    match name.split_once('.') {
+        Some((table, field)) => params.get(table)?.as_table()?.get(field),
+        None => params.get(name),
+    }
+}
+
 fn unknown_param(name: &str, params: &BTreeMap<String, Value>) -> String {
+    let name = name.split_once('.').map_or(name, |(t, _)| t);
     let known: Vec<&str> = params.keys().map(String::as_str).collect();
     match did_you_mean(name, known.iter().copied()) {
         Some(s) => format!("unknown parameter `{name}`; did you mean `{s}`?"),

@@ -1,8 +1,10 @@
 //! A validated scenario, one variant with all parameters substituted and every name resolved
 //! to an index. Backends consume this, never the raw file.
 
-use crate::spec::SchedulerKind;
-use crate::spec::{ExpectSpec, MeasureSpec, NodeKind, PlotSpec, Protocol, QueueSpec, TrafficSpec};
+use crate::spec::{
+    ExpectSpec, MeasureSpec, NodeKind, OrderSpec, PlotSpec, Protocol, QueueSpec, SchedulerKind,
+    TrafficSpec,
+};
 use crate::units::{Duration, Probability, Rate, Size};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -159,6 +161,7 @@ pub struct Scenario {
     pub measure: MeasureSpec,
     pub expects: Vec<ExpectSpec>,
     pub plots: Vec<PlotSpec>,
+    pub orders: Vec<OrderSpec>,
 }
 
 impl Scenario {

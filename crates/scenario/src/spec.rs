@@ -1,7 +1,7 @@
 //! The scenario file as written: every table and field, with serde doing the shape checks
 //! (unknown keys, missing fields, wrong types). Cross-references are checked in `validate`.
 
-use crate::units::{Duration, Probability, Rate, Size};
+use crate::units::{BufferSize, Duration, Probability, Rate, Size};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -29,6 +29,32 @@ pub struct ScenarioSpec {
     pub expects: Vec<ExpectSpec>,
     #[serde(default, rename = "plot")]
     pub plots: Vec<PlotSpec>,
+    #[serde(default, rename = "order")]
+    pub orders: Vec<OrderSpec>,
+}
+
+/// An ordering across variants that must hold ("the cost is largest with LIA, smaller with
+/// OLIA, smallest with Balia"). Checked separately for each combination of the other
+/// parameters.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct OrderSpec {
+    /// The statement, as the paper makes it.
+    pub statement: String,
+    pub metric: String,
+    /// Divide the metric by this one first.
+    pub over: Option<String>,
+    /// The variant parameter whose values are ordered.
+    pub param: String,
+    /// Values of `param`, from the smallest metric to the largest.
+    pub ascending: Vec<toml::Value>,
+    /// Each step must grow by at least this factor (default: any increase).
+    #[serde(default = "unit_scale")]
+    pub min_ratio: f64,
+    #[serde(default)]
+    pub when: BTreeMap<String, toml::Value>,
+    #[serde(default)]
+    pub source: String,
 }
 
 /// A figure for the report beyond the standard ones.
@@ -204,8 +230,9 @@ pub struct FlowSpec {
     pub traffic: TrafficSpec,
     /// Sender window limit (the MATCP experiments use `16pkt`).
     pub window_limit: Option<Size>,
-    /// Receive buffer; bounds the advertised window.
-    pub rcv_buffer: Option<Size>,
+    /// Receive buffer, shared by an MPTCP connection's subflows; bounds the advertised
+    /// window. A size, or a multiple of seed 003's rule 2 * RTT_max * sum(BW_i) (`1rule`).
+    pub rcv_buffer: Option<BufferSize>,
     #[serde(default = "yes")]
     pub delayed_ack: bool,
     #[serde(default = "yes")]
@@ -221,8 +248,8 @@ pub struct FlowSpec {
     /// seeds differ even where nothing else is random.
     #[serde(default)]
     pub start_jitter: Duration,
-    /// TCP: after this long without progress the application gives up the connection and
-    /// opens a new one over the next interface (as a client would after a handover).
+    /// After this long without progress the application gives up the connection and opens
+    /// a new one (TCP: over its next interface, as a client does after a handover).
     pub reconnect_after: Option<Duration>,
 }
 

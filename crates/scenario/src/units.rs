@@ -261,6 +261,41 @@ macro_rules! string_quantity {
 string_quantity!(Rate, "a rate such as `10Mbps`");
 string_quantity!(Duration, "a duration such as `65ms`");
 string_quantity!(Size, "a size such as `100pkt` or `150KB`");
+string_quantity!(
+    BufferSize,
+    "a size such as `4MB`, or a multiple of the buffer rule such as `0.5rule`"
+);
+
+/// A receive buffer: a fixed size, or a multiple of seed 003's rule 2 * RTT_max * sum(BW_i)
+/// over the flow's subflow paths (`1rule`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BufferSize {
+    Fixed(Size),
+    Rule(f64),
+}
+
+impl BufferSize {
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match split_number(text) {
+            Some((v, "rule")) if v > 0.0 && v.is_finite() => Ok(BufferSize::Rule(v)),
+            Some((_, "rule")) => Err(format!(
+                "expected a positive multiple of the rule, got `{text}`"
+            )),
+            _ => Size::parse(text)
+                .map(BufferSize::Fixed)
+                .map_err(|e| format!("{e}, or a multiple of the buffer rule such as `0.5rule`")),
+        }
+    }
+}
+
+impl fmt::Display for BufferSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BufferSize::Fixed(s) => s.fmt(f),
+            BufferSize::Rule(k) => write!(f, "{k}rule"),
+        }
+    }
+}
 
 impl<'de> Deserialize<'de> for Probability {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

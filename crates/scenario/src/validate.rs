@@ -6,7 +6,7 @@ use crate::model::*;
 use crate::spans::Seg;
 use crate::spec::*;
 use crate::topology::Graph;
-use crate::units::{Duration, Size};
+use crate::units::{BufferSize, Duration, Size};
 use std::collections::{BTreeMap, HashMap};
 
 /// A problem with its field path; `load` turns the path into a line and column.
@@ -236,7 +236,13 @@ pub fn validate(spec: ScenarioSpec, cx: Context<'_>) -> Result<Scenario, Vec<Pro
         }
         for (field, v) in [
             ("window_limit", f.window_limit),
-            ("rcv_buffer", f.rcv_buffer),
+            (
+                "rcv_buffer",
+                f.rcv_buffer.and_then(|b| match b {
+                    BufferSize::Fixed(s) => Some(s),
+                    BufferSize::Rule(_) => None,
+                }),
+            ),
         ] {
             if v.is_some_and(Size::is_zero) {
                 p.push(
@@ -297,7 +303,7 @@ pub fn validate(spec: ScenarioSpec, cx: Context<'_>) -> Result<Scenario, Vec<Pro
                 ),
             }
         }
-        let (Some((src, pinned)), Some((dst, _))) = (src, dst) else {
+        let (Some((src, pinned)), Some((dst, dst_pin))) = (src, dst) else {
             continue;
         };
         if src == dst {
@@ -315,10 +321,26 @@ pub fn validate(spec: ScenarioSpec, cx: Context<'_>) -> Result<Scenario, Vec<Pro
                 .map(|x| Some(x.out_dir))
                 .collect(),
         };
-        let mut paths: Vec<Route> = firsts
-            .into_iter()
-            .filter_map(|first| graph.route(src, &via, dst, first))
-            .collect();
+        // A pinned destination interface: route to the node on its other side, then across.
+        let route_to = |first: Option<DirId>| -> Option<Route> {
+            let Some(out) = dst_pin else {
+                return graph.route(src, &via, dst, first);
+            };
+            let last = dir_reverse(out);
+            let before = links[dir_link(last)].from_node(last);
+            if before == src {
+                return first
+                    .is_none_or(|f| f == last)
+                    .then(|| Route { hops: vec![last] });
+            }
+            if nodes[before].kind != NodeKind::Router {
+                return None;
+            }
+            let mut r = graph.route(src, &via, before, first)?;
+            r.hops.push(last);
+            Some(r)
+        };
+        let mut paths: Vec<Route> = firsts.into_iter().filter_map(route_to).collect();
         paths.sort_by_key(|r| {
             (
                 r.hops.len(),
@@ -341,6 +363,14 @@ pub fn validate(spec: ScenarioSpec, cx: Context<'_>) -> Result<Scenario, Vec<Pro
             Some(s) => s,
             None => continue,
         };
+        let rcv_buffer = f.rcv_buffer.map(|b| match b {
+            BufferSize::Fixed(s) => s,
+            BufferSize::Rule(k) => Size::Bytes(
+                (k * buffer_rule_bytes(&subflow_paths, &links))
+                    .round()
+                    .max(1.0) as u64,
+            ),
+        });
         flows.push(FlowGroup {
             name: f.name.clone(),
             count: f.count,
@@ -354,7 +384,7 @@ pub fn validate(spec: ScenarioSpec, cx: Context<'_>) -> Result<Scenario, Vec<Pro
             stop,
             traffic: f.traffic.clone(),
             window_limit: f.window_limit,
-            rcv_buffer: f.rcv_buffer,
+            rcv_buffer,
             delayed_ack: f.delayed_ack,
             sack: f.sack,
             subflow_paths,
@@ -451,6 +481,27 @@ pub fn validate(spec: ScenarioSpec, cx: Context<'_>) -> Result<Scenario, Vec<Pro
         }
     }
     check_plots(&spec.plots, &cx.params, &mut p);
+    for (i, o) in spec.orders.iter().enumerate() {
+        if !cx.params.contains_key(&o.param) {
+            let known: Vec<&str> = cx.params.keys().map(String::as_str).collect();
+            p.push(
+                at("order", i, "param"),
+                unknown("parameter", &o.param, &known),
+            );
+        }
+        if o.ascending.len() < 2 {
+            p.push(
+                at("order", i, "ascending"),
+                "an ordering needs at least two values",
+            );
+        }
+        if o.min_ratio.is_nan() || o.min_ratio <= 0.0 {
+            p.push(
+                at("order", i, "min_ratio"),
+                format!("expected a positive factor, got {}", o.min_ratio),
+            );
+        }
+    }
     for (i, x) in spec.expects.iter().enumerate() {
         match (x.value, x.tolerance, x.min, x.max) {
             (None, None, None, None) => p.push(
@@ -497,7 +548,36 @@ pub fn validate(spec: ScenarioSpec, cx: Context<'_>) -> Result<Scenario, Vec<Pro
         measure: spec.measure,
         expects: spec.expects,
         plots: spec.plots,
+        orders: spec.orders,
     })
+}
+
+/// Seed 003's receive buffer, 2 * RTT_max * sum(BW_i), in bytes: propagation RTT of the
+/// slowest path (both directions) and the narrowest link of each path.
+pub fn buffer_rule_bytes(paths: &[Route], links: &[Link]) -> f64 {
+    let dir = |d: DirId| &links[dir_link(d)].dirs[d % 2];
+    let rtt_max = paths
+        .iter()
+        .map(|r| {
+            r.hops
+                .iter()
+                .chain(&r.reversed().hops)
+                .map(|&d| dir(d).delay.secs())
+                .sum::<f64>()
+        })
+        .fold(0.0, f64::max);
+    let mut distinct: Vec<&Route> = paths.iter().collect();
+    distinct.dedup_by(|a, b| a.hops == b.hops);
+    let bw: f64 = distinct
+        .iter()
+        .map(|r| {
+            r.hops
+                .iter()
+                .map(|&d| dir(d).rate.bps() as f64)
+                .fold(f64::INFINITY, f64::min)
+        })
+        .sum();
+    2.0 * rtt_max * bw / 8.0
 }
 
 /// The route of each subflow the path manager opens, or a located problem.
@@ -514,9 +594,6 @@ fn subflow_paths(f: &FlowSpec, paths: &[Route], i: usize, p: &mut Problems) -> O
             }
         }
         return Some(vec![paths[0].clone()]);
-    }
-    if f.reconnect_after.is_some() {
-        p.push(at("reconnect_after"), "`reconnect_after` applies to TCP flows only: MPTCP moves traffic to its other subflows by itself");
     }
     if let Some(k) = f.subflows
         && !(1..=MAX_SUBFLOWS).contains(&k)

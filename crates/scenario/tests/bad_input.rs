@@ -418,3 +418,54 @@ to = "h2"
     // Unpinned, both interfaces reach h2: two candidate paths, the shorter first.
     assert_eq!(sc.flows[0].paths.len(), 2);
 }
+
+#[test]
+fn multipath_fields_on_a_tcp_flow_are_refused() {
+    let e = error_after("to = \"h2\"\n", "to = \"h2\"\nsubflows = 2\n");
+    assert!(
+        e.contains("bad.toml:") && e.contains("flow[0].subflows"),
+        "{e}"
+    );
+    assert!(e.contains("MPTCP flows only"), "{e}");
+}
+
+#[test]
+fn too_many_subflows() {
+    let e = error_after(
+        "to = \"h2\"\n",
+        "to = \"h2\"\nprotocol = \"mptcp\"\npath_manager = \"ndiffports\"\nsubflows = 9\n",
+    );
+    assert!(
+        e.contains("flow[0].subflows") && e.contains("1 to 8"),
+        "{e}"
+    );
+}
+
+#[test]
+fn bad_receive_buffer_rule_and_scheduler() {
+    let e = error_after("to = \"h2\"\n", "to = \"h2\"\nrcv_buffer = \"-1rule\"\n");
+    assert!(
+        e.contains("flow[0].rcv_buffer") && e.contains("rule"),
+        "{e}"
+    );
+    let e = error_after(
+        "to = \"h2\"\n",
+        "to = \"h2\"\nprotocol = \"mptcp\"\nscheduler = \"fastest\"\n",
+    );
+    assert!(
+        e.contains("flow[0].scheduler") && e.contains("lowest-rtt"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_ordering_names_an_unknown_parameter() {
+    let e = error_after(
+        "[[event]]",
+        "[[order]]\nstatement = \"s\"\nmetric = \"m\"\nparam = \"cc\"\nascending = [\"a\", \"b\"]\n\n[[event]]",
+    );
+    assert!(
+        e.contains("order[0].param") && e.contains("unknown parameter"),
+        "{e}"
+    );
+}

@@ -23,6 +23,8 @@ pub struct Meter {
     end: u64,
     bins: Vec<Vec<u64>>,
     measured_bytes: Vec<u64>,
+    /// Per flow, per subflow: payload bytes first received on it in the measured window.
+    subflow_bytes: Vec<Vec<u64>>,
     /// Per flow, the span over which its mean goodput is taken.
     windows: Vec<(u64, u64)>,
     trace_times: Vec<f64>,
@@ -59,6 +61,10 @@ impl Meter {
             end,
             bins: vec![vec![0; nbins]; flows.len()],
             measured_bytes: vec![0; flows.len()],
+            subflow_bytes: flows
+                .iter()
+                .map(|f| vec![0; sc.flows[f.group].subflow_paths.len()])
+                .collect(),
             windows,
             trace_times: Vec::new(),
             cwnd: flows
@@ -73,6 +79,14 @@ impl Meter {
             warm: vec![(0, 0); ndirs],
             capacity_bits: vec![0.0; ndirs],
             capacity_since: vec![warmup; ndirs],
+        }
+    }
+
+    /// New data arrived on subflow `k` of `flow` (counted once, not for duplicates).
+    pub fn subflow_received(&mut self, now: u64, flow: usize, k: usize, bytes: u64) {
+        let (from, to) = self.windows[flow];
+        if now >= from && now <= to {
+            self.subflow_bytes[flow][k] += bytes;
         }
     }
 
@@ -215,6 +229,21 @@ impl Meter {
                 sum / goodputs.len().max(1) as f64,
             );
             metrics.insert(format!("{prefix}.jain"), jain(&goodputs));
+            if group.protocol == Protocol::Mptcp {
+                for k in 0..group.subflow_paths.len() {
+                    let per_flow: Vec<f64> = members
+                        .iter()
+                        .map(|&i| {
+                            let (a, b) = self.windows[i];
+                            mbps(self.subflow_bytes[i][k], b.saturating_sub(a) as f64 / 1e9)
+                        })
+                        .collect();
+                    metrics.insert(
+                        format!("{prefix}.sf{k}.goodput_mbps"),
+                        per_flow.iter().sum(),
+                    );
+                }
+            }
             if let TrafficSpec::File { .. } = group.traffic {
                 let fcts: Vec<f64> = members.iter().filter_map(|&i| flows[i].fct_s).collect();
                 metrics.insert(format!("{prefix}.completed"), fcts.len() as f64);

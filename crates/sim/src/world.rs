@@ -497,6 +497,11 @@ impl<'s> World<'s> {
         let res = conn.subflows[s].rx.on_data(self.now, pkt.seq, pkt.ts);
         // Segments go up to the data level as they arrive: out-of-order data of a subflow
         // takes buffer space either way.
+        if res.fresh {
+            let payload = (pkt.wire_bytes - HEADER_BYTES) as u64;
+            self.meter
+                .subflow_received(self.now, conn.flow as usize, s, payload);
+        }
         if res.fresh && conn.recv.on_data(pkt.dsn) > 0 {
             let in_order = conn
                 .recv

@@ -1,0 +1,138 @@
+//! MPTCP in the simulator: the seed experiments' "what must hold" statements, computed here
+//! from the runs rather than read from the scenario files' expectations.
+
+use scenario::{LoadOptions, Scenario, load_file};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+const SEEDS: u64 = 2;
+
+fn variants(name: &str) -> Vec<Scenario> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios")
+        .join(name);
+    let opts = LoadOptions {
+        known_cc: sim::algorithms(),
+        overrides: Vec::new(),
+    };
+    load_file(&path, &opts).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Mean of each metric over SEEDS runs, per variant name.
+fn means(name: &str) -> BTreeMap<String, BTreeMap<String, f64>> {
+    variants(name)
+        .iter()
+        .map(|sc| {
+            let mut sum: BTreeMap<String, f64> = BTreeMap::new();
+            for k in 0..SEEDS {
+                for (m, v) in sim::run(sc, sc.seed + k, |_| {}).metrics {
+                    *sum.entry(m).or_default() += v / SEEDS as f64;
+                }
+            }
+            (sc.variant.clone(), sum)
+        })
+        .collect()
+}
+
+#[test]
+fn mptcp_aggregates_two_disjoint_paths() {
+    let m = means("e3-aggregation.toml");
+    let g = |v: &str| m[v]["group.download.goodput_mbps"];
+    let sum = g("mode=tcp-isp2") + g("mode=tcp-isp3");
+    let mp = g("mode=mptcp-balia");
+    assert!(mp >= 0.94 * sum, "MPTCP {mp:.3} < 94 % of {sum:.3}");
+    assert!(
+        mp <= sum * 1.01,
+        "MPTCP {mp:.3} cannot beat the two paths {sum:.3}"
+    );
+}
+
+#[test]
+fn coupled_algorithms_do_no_harm_and_uncoupled_reno_does() {
+    let m = means("rfc6356-no-harm.toml");
+    let ratio = |cc: &str| {
+        let v = &m[&format!("cc={cc}")];
+        v["group.mptcp.goodput_mbps"] / v["group.tcp.goodput_mbps"]
+    };
+    for cc in ["lia", "olia", "balia"] {
+        assert!(ratio(cc) <= 1.3, "{cc}: MPTCP/TCP = {:.2}", ratio(cc));
+    }
+    assert!(ratio("reno") >= 1.5, "uncoupled: {:.2}", ratio("reno"));
+}
+
+#[test]
+fn coupled_algorithms_move_traffic_off_the_congested_path() {
+    let m = means("rfc6356-balance.toml");
+    for cc in ["lia", "olia", "balia"] {
+        let v = &m[&format!("cc={cc}")];
+        let (sf0, sf1) = (
+            v["group.mptcp.sf0.goodput_mbps"],
+            v["group.mptcp.sf1.goodput_mbps"],
+        );
+        assert!(sf1 > 2.0 * sf0, "{cc}: congested {sf0:.2}, free {sf1:.2}");
+        assert!(
+            v["group.mptcp.goodput_mbps"] >= 9.0,
+            "{cc}: no better than one path"
+        );
+    }
+}
+
+#[test]
+fn handover_keeps_mptcp_flowing_and_stalls_tcp() {
+    let m = means("e5-handover.toml");
+    assert!(m["mode=mptcp"]["group.download.min_goodput_mbps"] > 1.0);
+    assert_eq!(m["mode=tcp"]["group.download.min_goodput_mbps"], 0.0);
+    // TCP's application reconnects over 3G: it gets well over the WiFi-only share.
+    assert!(m["mode=tcp"]["group.download.goodput_mbps"] > 3.0);
+}
+
+#[test]
+fn a_one_subflow_mptcp_connection_is_tcp() {
+    // The no-harm topology with one subflow and LIA: identical to a Reno TCP flow, because
+    // every coupled algorithm reduces to Reno with one subflow.
+    let sc = &variants("rfc6356-no-harm.toml")[0];
+    let mut one = sc.clone();
+    one.flows[0].protocol = scenario::spec::Protocol::Mptcp;
+    one.flows[0].cc = "lia".into();
+    one.flows[0].subflow_paths.truncate(1);
+    let mut tcp = sc.clone();
+    tcp.flows[0].protocol = scenario::spec::Protocol::Tcp;
+    tcp.flows[0].cc = "reno".into();
+    tcp.flows[0].subflow_paths.truncate(1);
+    let a = sim::run(&one, 7, |_| {}).metrics;
+    let b = sim::run(&tcp, 7, |_| {}).metrics;
+    let key = "group.mptcp.goodput_mbps";
+    assert!((a[key] - b[key]).abs() < 1e-9, "{} vs {}", a[key], b[key]);
+}
+
+#[test]
+fn responsiveness_orders_the_algorithms() {
+    let m = means("e2-responsiveness.toml");
+    let t = |cc: &str| m[&format!("cc={cc}")]["flow.mptcp#0.sf1.convergence_s"];
+    for fast in ["lia", "balia"] {
+        for slow in ["olia", "fullycoupled"] {
+            assert!(
+                2.0 * t(fast) <= t(slow),
+                "{fast} {:.1} s vs {slow} {:.1} s",
+                t(fast),
+                t(slow)
+            );
+        }
+    }
+}
+
+#[test]
+fn khalili_type2_loses_most_with_lia_least_with_balia() {
+    let m = means("e1-khalili.toml");
+    for case in ["n1=5", "n1=15"] {
+        let t2 = |t1: &str| m[&format!("case={case},type1={t1}")]["group.type2.goodput_mbps"];
+        assert!(
+            t2("lia") < t2("olia") && t2("olia") < t2("balia") && t2("balia") < t2("single-path"),
+            "{case}: lia {:.2} olia {:.2} balia {:.2} single {:.2}",
+            t2("lia"),
+            t2("olia"),
+            t2("balia"),
+            t2("single-path")
+        );
+    }
+}
