@@ -1,4 +1,4 @@
-use crate::{CongestionControl, Coupling, SubflowView, reno_increase, reno_ssthresh};
+use crate::{CongestionControl, Coupling, SubflowView, coupled_increase, reno_ssthresh};
 
 /// Balia (seed 000, draft-walid-mptcp-congestion-control): balances the friendliness of
 /// LIA with the responsiveness OLIA lacks.
@@ -46,10 +46,9 @@ impl CongestionControl for Balia {
         "balia"
     }
     fn increase(&mut self, subflows: &[SubflowView], r: usize, acked: f64) -> f64 {
-        if !subflows[r].is_coupled() {
-            return reno_increase(subflows[r].cwnd, acked);
-        }
-        subflows[r].cwnd + acked * balia_increase_per_packet(subflows, r)
+        coupled_increase(subflows, r, acked, || {
+            balia_increase_per_packet(subflows, r)
+        })
     }
     fn ssthresh(&mut self, subflows: &[SubflowView], r: usize) -> f64 {
         balia_after_loss(subflows, r)

@@ -1,4 +1,4 @@
-use crate::{CongestionControl, Coupling, SubflowView, reno_increase, reno_ssthresh};
+use crate::{CongestionControl, Coupling, SubflowView, coupled_increase, reno_ssthresh};
 
 /// Fully coupled (Kelly and Voice 2005; Han et al. 2004; "Coupled" in Table 2 of the Balia
 /// draft): the connection behaves as one TCP over the sum of its paths. It moves all traffic
@@ -29,10 +29,9 @@ impl CongestionControl for FullyCoupled {
         "fullycoupled"
     }
     fn increase(&mut self, subflows: &[SubflowView], r: usize, acked: f64) -> f64 {
-        if !subflows[r].is_coupled() {
-            return reno_increase(subflows[r].cwnd, acked);
-        }
-        subflows[r].cwnd + acked * fully_coupled_increase_per_packet(subflows, r)
+        coupled_increase(subflows, r, acked, || {
+            fully_coupled_increase_per_packet(subflows, r)
+        })
     }
     fn ssthresh(&mut self, subflows: &[SubflowView], r: usize) -> f64 {
         fully_coupled_after_loss(subflows, r)

@@ -1,4 +1,4 @@
-use crate::{CongestionControl, Coupling, SubflowView, reno_increase, reno_ssthresh};
+use crate::{CongestionControl, Coupling, SubflowView, coupled_increase, reno_ssthresh};
 
 /// EWTCP (Honda et al. 2009): each subflow is Reno with its increase scaled by a = 1/n^2,
 /// so n subflows through one bottleneck take what one TCP would.
@@ -16,10 +16,9 @@ impl CongestionControl for Ewtcp {
         "ewtcp"
     }
     fn increase(&mut self, subflows: &[SubflowView], r: usize, acked: f64) -> f64 {
-        if !subflows[r].is_coupled() {
-            return reno_increase(subflows[r].cwnd, acked);
-        }
-        subflows[r].cwnd + acked * ewtcp_increase_per_packet(subflows, r)
+        coupled_increase(subflows, r, acked, || {
+            ewtcp_increase_per_packet(subflows, r)
+        })
     }
     fn ssthresh(&mut self, subflows: &[SubflowView], r: usize) -> f64 {
         reno_ssthresh(subflows[r].cwnd)

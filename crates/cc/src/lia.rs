@@ -1,4 +1,4 @@
-use crate::{CongestionControl, Coupling, SubflowView, reno_increase, reno_ssthresh};
+use crate::{CongestionControl, Coupling, SubflowView, coupled_increase, reno_ssthresh};
 
 /// LIA, RFC 6356 (the "coupled" module of the out-of-tree Linux MPTCP).
 #[derive(Clone, Copy, Debug, Default)]
@@ -27,10 +27,7 @@ impl CongestionControl for Lia {
         "lia"
     }
     fn increase(&mut self, subflows: &[SubflowView], r: usize, acked: f64) -> f64 {
-        if !subflows[r].is_coupled() {
-            return reno_increase(subflows[r].cwnd, acked);
-        }
-        subflows[r].cwnd + acked * lia_increase_per_packet(subflows, r)
+        coupled_increase(subflows, r, acked, || lia_increase_per_packet(subflows, r))
     }
     fn ssthresh(&mut self, subflows: &[SubflowView], r: usize) -> f64 {
         reno_ssthresh(subflows[r].cwnd)

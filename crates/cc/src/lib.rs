@@ -69,20 +69,9 @@ pub trait CongestionControl: Send {
     /// An ACK of new data on `r` outside fast recovery. The default is slow start up to
     /// ssthresh, then `increase` for what is left, as Linux's `tcp_reno_cong_avoid`.
     fn cong_avoid(&mut self, subflows: &[SubflowView], r: usize, ack: &Ack) -> Window {
-        let sf = subflows[r];
-        let room = (sf.ssthresh - sf.cwnd).max(0.0);
-        let grow = ack.acked.min(room);
-        let left = ack.acked - grow;
-        let mut cwnd = sf.cwnd + grow;
-        if left > 0.0 {
-            let mut views = subflows.to_vec();
-            views[r].cwnd = cwnd;
-            cwnd = self.increase(&views, r, left);
-        }
-        Window {
-            cwnd: cwnd.max(1.0),
-            ssthresh: sf.ssthresh,
-        }
+        slow_start_then(subflows, r, ack.acked, |views, left| {
+            self.increase(views, r, left)
+        })
     }
 
     /// Every ACK of new data on `r`, in any state (Linux `pkts_acked`).
@@ -117,6 +106,48 @@ pub fn by_name(name: &str) -> Option<Box<dyn CongestionControl>> {
         "wvegas" => Box::new(Wvegas::default()),
         _ => return None,
     })
+}
+
+/// Slow start by the acknowledged packets up to ssthresh, then `increase(views, left)` for
+/// what is left, as Linux's `tcp_reno_cong_avoid`. The views are copied only in the rare
+/// ACK that crosses ssthresh, where `increase` must see the grown window.
+pub(crate) fn slow_start_then(
+    subflows: &[SubflowView],
+    r: usize,
+    acked: f64,
+    increase: impl FnOnce(&[SubflowView], f64) -> f64,
+) -> Window {
+    let sf = subflows[r];
+    let grow = acked.min((sf.ssthresh - sf.cwnd).max(0.0));
+    let left = acked - grow;
+    let cwnd = match (grow > 0.0, left > 0.0) {
+        (_, false) => sf.cwnd + grow,
+        (false, true) => increase(subflows, left),
+        (true, true) => {
+            let mut views = subflows.to_vec();
+            views[r].cwnd = sf.cwnd + grow;
+            increase(&views, left)
+        }
+    };
+    Window {
+        cwnd: cwnd.max(1.0),
+        ssthresh: sf.ssthresh,
+    }
+}
+
+/// The increase of a coupled algorithm on `r`: `per_packet` for each acknowledged packet,
+/// or Reno's while `r` itself is not yet part of the coupling (no RTT sample).
+pub(crate) fn coupled_increase(
+    subflows: &[SubflowView],
+    r: usize,
+    acked: f64,
+    per_packet: impl FnOnce() -> f64,
+) -> f64 {
+    if subflows[r].is_coupled() {
+        subflows[r].cwnd + acked * per_packet()
+    } else {
+        reno_increase(subflows[r].cwnd, acked)
+    }
 }
 
 /// Reno's increase per acknowledged packet: one packet per window per RTT.

@@ -1,4 +1,6 @@
-use crate::{Ack, CaState, CongestionControl, Coupling, SubflowView, reno_increase, reno_ssthresh};
+use crate::{
+    Ack, CaState, CongestionControl, Coupling, SubflowView, coupled_increase, reno_ssthresh,
+};
 
 /// OLIA (Khalili et al., CoNEXT 2012): LIA's increase made Pareto-optimal by moving window
 /// from the paths with the largest windows (M) to the best paths that do not have them yet
@@ -116,11 +118,10 @@ impl CongestionControl for Olia {
         "olia"
     }
     fn increase(&mut self, subflows: &[SubflowView], r: usize, acked: f64) -> f64 {
-        if !subflows[r].is_coupled() {
-            return reno_increase(subflows[r].cwnd, acked);
-        }
-        let l = self.inter_loss(subflows.len());
-        (subflows[r].cwnd + acked * olia_increase_per_packet(subflows, &l, r)).max(1.0)
+        let grown = coupled_increase(subflows, r, acked, || {
+            olia_increase_per_packet(subflows, &self.inter_loss(subflows.len()), r)
+        });
+        grown.max(1.0)
     }
     fn ssthresh(&mut self, subflows: &[SubflowView], r: usize) -> f64 {
         reno_ssthresh(subflows[r].cwnd)

@@ -1,4 +1,7 @@
-use crate::{Ack, CaState, CongestionControl, SubflowView, Window, reno_increase, reno_ssthresh};
+use crate::{
+    Ack, CaState, CongestionControl, SubflowView, Window, reno_increase, reno_ssthresh,
+    slow_start_then,
+};
 use serde::{Deserialize, Serialize};
 
 /// wVegas (Cao, Xu, Fu, ICNP 2012), as the out-of-tree Linux module runs it: delay-based,
@@ -197,16 +200,9 @@ impl CongestionControl for Wvegas {
         let params = self.params;
         let s = *self.slot(r);
         let reno = |this: &mut Self| {
-            let mut w = Window {
-                cwnd: sf.cwnd,
-                ssthresh: sf.ssthresh,
-            };
-            let grow = ack.acked.min((sf.ssthresh - sf.cwnd).max(0.0));
-            w.cwnd += grow;
-            if ack.acked > grow {
-                w.cwnd = this.increase(&[SubflowView { cwnd: w.cwnd, ..sf }], 0, ack.acked - grow);
-            }
-            w
+            slow_start_then(subflows, r, ack.acked, |views, left| {
+                this.increase(views, r, left)
+            })
         };
         if !s.enabled {
             return reno(self);

@@ -261,6 +261,18 @@ impl Meter {
             let group_bins: Vec<f64> = (0..bin_times.len())
                 .map(|b| mbps(members.iter().map(|&i| self.bins[i][b]).sum(), interval_s))
                 .collect();
+            // The worst interval after the warm-up (the last, partial one left out): zero
+            // when an outage stopped the group.
+            let first = (self.warmup / self.interval) as usize;
+            let worst = group_bins
+                .get(first..group_bins.len().saturating_sub(1))
+                .unwrap_or_default()
+                .iter()
+                .copied()
+                .fold(f64::INFINITY, f64::min);
+            if worst.is_finite() {
+                metrics.insert(format!("{prefix}.min_goodput_mbps"), worst);
+            }
             series.push(Series {
                 name: "goodput_mbps".into(),
                 entity: prefix.clone(),
@@ -279,14 +291,6 @@ impl Meter {
                     });
                     self.subflow_traces(sc, group.protocol, &entity, i, &mut metrics, &mut series);
                 }
-            }
-            // The worst interval after the warm-up: zero when an outage stopped the group.
-            let first = (self.warmup / self.interval) as usize;
-            let worst = (first..bin_times.len().saturating_sub(1))
-                .map(|b| mbps(members.iter().map(|&i| self.bins[i][b]).sum(), interval_s))
-                .fold(f64::INFINITY, f64::min);
-            if worst.is_finite() {
-                metrics.insert(format!("{prefix}.min_goodput_mbps"), worst);
             }
         }
         if !all_bulk.is_empty() {

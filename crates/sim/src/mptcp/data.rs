@@ -73,12 +73,12 @@ impl DataSender {
 
     /// Queues segments of a stalled subflow for other subflows (each at most once).
     pub fn reinject(&mut self, dsns: impl IntoIterator<Item = u64>) {
-        let mut fresh: Vec<u64> = dsns
-            .into_iter()
-            .filter(|&d| d >= self.una && self.reinjected.insert(d))
-            .collect();
-        fresh.sort_unstable();
-        self.reinject.extend(fresh);
+        let una = self.una;
+        let reinjected = &mut self.reinjected;
+        self.reinject.extend(
+            dsns.into_iter()
+                .filter(|&d| d >= una && reinjected.insert(d)),
+        );
         self.reinject.make_contiguous().sort_unstable();
     }
 

@@ -286,15 +286,6 @@ impl Sender {
         self.rto_deadline = Some(now + self.rtt.rto());
     }
 
-    /// Slow start: grow by the segments acknowledged, up to ssthresh. Returns the acked
-    /// segments left over for congestion avoidance.
-    pub fn slow_start(&mut self, acked: u64) -> f64 {
-        let room = (self.ssthresh - self.cwnd).max(0.0);
-        let grow = (acked as f64).min(room);
-        self.cwnd += grow;
-        acked as f64 - grow
-    }
-
     /// The segment was sent at `now`: arm the timer if nothing else did.
     pub fn on_sent(&mut self, now: u64) {
         if self.rto_deadline.is_none() {
@@ -306,6 +297,7 @@ impl Sender {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mptcp_cc::CongestionControl;
 
     fn ack(seq: u64, sack: &[(u64, u64)], ts: u64) -> Packet {
         let mut blocks = [(0u32, 0u32); 3];
@@ -423,10 +415,26 @@ mod tests {
         // A second timeout in Loss keeps the first reduction.
         s.on_rto(s.rto_deadline.unwrap(), 1.0);
         assert_eq!(s.ssthresh, 5.0);
-        // Slow start back towards ssthresh after the timeout.
+        // Slow start back towards ssthresh after the timeout (the congestion control's
+        // cong_avoid, as the connection calls it).
         s.on_ack(10, &ack(1, &[], 1));
-        let left = s.slow_start(1);
-        assert_eq!((s.cwnd, left), (2.0, 0.0));
+        let view = mptcp_cc::SubflowView {
+            cwnd: s.cwnd,
+            ssthresh: s.ssthresh,
+            srtt_s: s.rtt.srtt_s(),
+            established: true,
+            in_recovery: true,
+        };
+        let w = mptcp_cc::Reno.cong_avoid(
+            &[view],
+            0,
+            &mptcp_cc::Ack {
+                acked: 1.0,
+                ..Default::default()
+            },
+        );
+        let left = 1.0 - (w.cwnd - s.cwnd);
+        assert_eq!((w.cwnd, left), (2.0, 0.0));
     }
 
     #[test]
