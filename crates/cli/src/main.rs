@@ -1,6 +1,9 @@
 //! `mptcp-lab`: run scenarios, check them, report on results, benchmark the simulator.
 
+mod agent;
 mod bench;
+mod cc;
+mod cc_bench;
 mod run;
 
 use anyhow::Result;
@@ -63,9 +66,63 @@ enum Command {
         #[arg(long, hide = true)]
         child: bool,
     },
+    /// The eBPF congestion controls (lia, olia, balia, wvegas) on this kernel.
+    Cc {
+        #[command(subcommand)]
+        action: CcAction,
+    },
+    /// Traffic agent on real sockets (used by the kernel tests and benchmarks).
+    #[command(hide = true)]
+    Agent {
+        #[command(subcommand)]
+        role: agent::Role,
+    },
+}
+
+#[derive(Subcommand)]
+enum CcAction {
+    /// Register the algorithms (all if none named) so that they stay after this command.
+    Install { names: Vec<String> },
+    /// Unregister them (all if none named).
+    Remove {
+        names: Vec<String>,
+        /// Remove even while sockets use it (they keep it until they close).
+        #[arg(long)]
+        force: bool,
+    },
+    /// Which are installed, registered and in use.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Each live connection's subflows: window, RTT and the coupling state.
+    Show {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Throughput and CPU per gigabyte over two unlimited veth paths, against reno and cubic.
+    Bench {
+        /// Seconds per run.
+        #[arg(long, default_value_t = 5.0)]
+        seconds: f64,
+        /// Runs per algorithm (interleaved).
+        #[arg(long, default_value_t = 5)]
+        repeat: u32,
+        /// Algorithms to measure.
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "reno,cubic,lia,olia,balia,wvegas"
+        )]
+        algorithms: Vec<String>,
+    },
 }
 
 fn main() -> ExitCode {
+    // `mptcp-lab cc show | head` should end quietly when head closes the pipe, as other
+    // command-line tools do, not panic on the failed write.
+    // SAFETY: restoring a signal's default disposition before any thread starts.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let cli = Cli::parse();
     let result: Result<bool> = match cli.command {
         Command::Run {
@@ -88,6 +145,18 @@ fn main() -> ExitCode {
             seconds,
             child,
         } => bench::bench(&flows, seconds, child).map(|_| true),
+        Command::Cc { action } => match action {
+            CcAction::Install { names } => cc::install(&names),
+            CcAction::Remove { names, force } => cc::remove(&names, force),
+            CcAction::List { json } => cc::list(json),
+            CcAction::Show { json } => cc::show(json),
+            CcAction::Bench {
+                seconds,
+                repeat,
+                algorithms,
+            } => cc_bench::bench(seconds, repeat, &algorithms),
+        },
+        Command::Agent { role } => agent::run(role),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

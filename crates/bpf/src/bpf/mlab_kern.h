@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/*
+ * What the four congestion-control programs share on the kernel side: reading a subflow's
+ * siblings, the fractional-window accumulator, Reno's fallback, and the state published
+ * for `mptcp-lab cc show`.
+ *
+ * Siblings are read through bpf_rdonly_cast (bpf_core_cast): the walk from a subflow to
+ * its MPTCP connection's subflow list is read-only and fault-safe. It is not synchronised
+ * with the connection's lock, exactly as the out-of-tree kernel's coupled algorithms read
+ * their siblings' windows; a value may be one ACK old, never a wild read.
+ */
+#ifndef MLAB_KERN_H
+#define MLAB_KERN_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+#include "mlab_math.h"
+
+char _license[] SEC("license") = "Dual MIT/GPL";
+
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+extern __u32 tcp_slow_start(struct tcp_sock *tp, __u32 acked) __ksym;
+extern void tcp_cong_avoid_ai(struct tcp_sock *tp, __u32 w, __u32 acked) __ksym;
+
+/* TCP_CONG_NON_RESTRICTED (include/net/tcp.h): like reno and cubic, any process may pick
+ * them, and a network namespace other than the initial one may make them its default
+ * (without it, `sysctl net.ipv4.tcp_congestion_control=lia` fails with EPERM there). They
+ * are no more aggressive than Reno. */
+#define MLAB_CA_FLAGS 0x1
+
+#define MLAB_ALG_LIA 1
+#define MLAB_ALG_OLIA 2
+#define MLAB_ALG_BALIA 3
+#define MLAB_ALG_WVEGAS 4
+
+/* Per-subflow state, in the socket's icsk_ca_priv (104 bytes on Linux 6.x). */
+struct mlab_ca {
+	s64 cnt_q;            /* window growth not yet a whole packet, Q40 */
+	s64 inc_q;            /* cached increase per acknowledged packet, Q40 */
+	u32 inc_cwnd;         /* the window the cached increase was computed at */
+	u32 refresh_after;    /* recompute (and publish) once snd_una passes this */
+	u32 loss1, loss2, loss3; /* OLIA: snd_una at the last two losses and now */
+	/* wVegas */
+	u32 base_rtt_us;
+	u64 rtt_sum_us;
+	u32 rtt_samples;
+	u32 round_end;
+	u32 queue_delay_us;
+	u32 alpha_q;
+	u8 wvegas_on;
+	u8 fresh;             /* nothing computed yet */
+};
+
+/* What `mptcp-lab cc show` prints, one entry per socket using the algorithm (the key is
+ * the socket's address). The layout is mirrored in crates/bpf/src/state.rs. */
+struct mlab_subflow_info {
+	u64 updated_ns;
+	u64 srtt_us;
+	u64 inter_loss;
+	u64 alpha_m;      /* the algorithm's alpha for this subflow, alpha_m * 2^alpha_e */
+	u64 rate_m;       /* x_r in packets per microsecond, rate_m * 2^rate_e */
+	s64 inc_q;        /* increase per acknowledged packet, Q40 */
+	s32 alpha_e;
+	s32 rate_e;
+	u32 token;        /* MPTCP connection token; 0 for plain TCP */
+	u32 cwnd;
+	u32 ssthresh;
+	u32 n_subflows;   /* subflows of the connection seen */
+	u32 n_coupled;    /* of which in the coupling */
+	u32 sets;         /* OLIA: this subflow's M, B, C bits */
+	u32 saddr4;
+	u32 daddr4;
+	u8 saddr6[16];
+	u8 daddr6[16];
+	u16 sport;        /* host order */
+	u16 dport;        /* host order */
+	u16 family;
+	u8 ca_state;
+	u8 algorithm;
+	s32 alpha_sign;   /* OLIA's alpha can be negative */
+	u32 self_index;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, u64);
+	__type(value, struct mlab_subflow_info);
+} mlab_subflows SEC(".maps");
+
+/* The value a new entry starts from (update takes a value; the stack has no room). */
+const struct mlab_subflow_info mlab_no_info = {};
+
+static __always_inline struct tcp_sock *mlab_tcp_sk(const struct sock *sk)
+{
+	return (struct tcp_sock *)sk;
+}
+
+static __always_inline struct inet_connection_sock *mlab_icsk(const struct sock *sk)
+{
+	return (struct inet_connection_sock *)sk;
+}
+
+static __always_inline struct mlab_ca *mlab_ca_of(const struct sock *sk)
+{
+	return (struct mlab_ca *)mlab_icsk(sk)->icsk_ca_priv;
+}
+
+/* Sequence comparison, wrap-safe. */
+static __always_inline bool mlab_after(u32 a, u32 b)
+{
+	return (s32)(a - b) > 0;
+}
+
+/* TCP's "is the window the limit?", as tcp_is_cwnd_limited. */
+static __always_inline bool mlab_cwnd_limited(const struct sock *sk)
+{
+	const struct tcp_sock *tp = mlab_tcp_sk(sk);
+
+	if (tp->snd_cwnd < tp->snd_ssthresh)
+		return tp->snd_cwnd < 2 * tp->max_packets_out;
+	return !!BPF_CORE_READ_BITFIELD(tp, is_cwnd_limited);
+}
+
+static __always_inline u32 mlab_inter_loss(const struct mlab_ca *ca)
+{
+	u32 a = ca->loss2 - ca->loss1, b = ca->loss3 - ca->loss2;
+
+	return a > b ? a : b;
+}
+
+/* One subflow's view, from a socket read through a read-only cast. `own_ops` tells whether
+ * its icsk_ca_priv holds our state (a sibling may run another algorithm). */
+static __always_inline void mlab_view(struct mlab_subflow *v, const struct sock *ssk,
+				      const void *own_ops)
+{
+	struct tcp_sock *t = bpf_core_cast(ssk, struct tcp_sock);
+	struct inet_connection_sock *icsk = bpf_core_cast(ssk, struct inet_connection_sock);
+	u8 state = t->inet_conn.icsk_inet.sk.__sk_common.skc_state;
+	u8 ca_state = BPF_CORE_READ_BITFIELD(icsk, icsk_ca_state);
+
+	v->cwnd = t->snd_cwnd;
+	v->ssthresh = t->snd_ssthresh;
+	v->srtt_us = t->srtt_us >> 3;
+	v->established = !!((1u << (state & 31)) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT));
+	v->in_recovery = ca_state >= TCP_CA_Recovery;
+	v->inter_loss = 0;
+	if ((const void *)icsk->icsk_ca_ops == own_ops)
+		v->inter_loss = mlab_inter_loss((const struct mlab_ca *)icsk->icsk_ca_priv);
+}
+
+/* The subflows of sk's connection, walking msk->conn_list; returns how many, or 0 when sk
+ * is not an MPTCP subflow or the walk did not find it. A global function: verified once,
+ * and what it writes through `vs` is not tracked path by path (eight subflows of
+ * branches, inlined, exceed the verifier's budget). */
+__attribute__((noinline)) int mlab_walk(struct mlab_set *vs, struct tcp_sock *tp __arg_trusted)
+{
+	struct mptcp_subflow_context *ctx;
+	struct inet_connection_sock *icsk;
+	struct mptcp_sock *msk;
+	struct list_head *pos;
+	const void *own_ops;
+	bool found = false;
+	u32 i;
+
+	if (!vs || !tp)
+		return 0;
+	vs->n = 0;
+	vs->self = 0;
+	vs->token = 0;
+	if (!BPF_CORE_READ_BITFIELD(tp, is_mptcp))
+		return 0;
+	icsk = &tp->inet_conn;
+	own_ops = icsk->icsk_ca_ops;
+	ctx = bpf_core_cast(icsk->icsk_ulp_data, struct mptcp_subflow_context);
+	msk = bpf_core_cast(ctx->conn, struct mptcp_sock);
+	if (!msk)
+		return 0;
+	vs->token = msk->token;
+	pos = msk->conn_list.next;
+	for (i = 0; i < MLAB_MAX_SUBFLOWS; i++) {
+		struct mptcp_subflow_context *sub;
+
+		if (!pos || pos == &msk->conn_list)
+			break;
+		sub = bpf_core_cast((void *)pos - bpf_core_field_offset(struct mptcp_subflow_context,
+									 node),
+				    struct mptcp_subflow_context);
+		if ((void *)sub->tcp_sock == (void *)tp) {
+			vs->self = i;
+			found = true;
+		}
+		mlab_view(&vs->sf[i], sub->tcp_sock, own_ops);
+		vs->n = i + 1;
+		pos = sub->node.next;
+	}
+	return found ? vs->n : 0;
+}
+
+/* The subflows of sk's connection (sk alone for plain TCP); vs->self is sk. */
+static __always_inline void mlab_collect(struct sock *sk, struct mlab_set *vs)
+{
+	if (mlab_walk(vs, mlab_tcp_sk(sk)) > 0)
+		return;
+	/* Plain TCP, or the walk did not find sk: sk alone, which every rule turns into Reno. */
+	mlab_view(&vs->sf[0], sk, mlab_icsk(sk)->icsk_ca_ops);
+	vs->n = 1;
+	vs->self = 0;
+}
+
+/* Adds inc_q * acked to the window through the Q40 accumulator; never below one packet,
+ * never above snd_cwnd_clamp. */
+static __always_inline void mlab_grow(struct sock *sk, struct mlab_ca *ca, s64 inc_q, u32 acked)
+{
+	struct tcp_sock *tp = mlab_tcp_sk(sk);
+	s64 whole;
+	u64 cwnd = tp->snd_cwnd;
+
+	ca->cnt_q += inc_q * (s64)acked;
+	whole = ca->cnt_q >> MLAB_INC_SHIFT; /* floor, also for negative counts */
+	if (!whole)
+		return;
+	ca->cnt_q -= whole << MLAB_INC_SHIFT;
+	if (whole < 0)
+		cwnd = (u64)-whole >= cwnd ? 1 : cwnd + whole;
+	else
+		cwnd += whole;
+	if (cwnd > tp->snd_cwnd_clamp)
+		cwnd = tp->snd_cwnd_clamp;
+	tp->snd_cwnd = cwnd ? cwnd : 1;
+}
+
+/* Publishes the subflow's coupling state for `cc show`. */
+static __always_inline void mlab_publish(struct sock *sk, const struct mlab_set *vs, u8 alg,
+					 mlab_num alpha, s32 alpha_sign, u32 sets,
+					 s64 inc_q)
+{
+	struct tcp_sock *tp = mlab_tcp_sk(sk);
+	struct mlab_subflow_info *info;
+	struct mlab_coupling c;
+	const struct mlab_subflow *me;
+	mlab_num rate;
+	u64 key = (u64)sk;
+	u32 self = vs->self;
+
+	if (self >= MLAB_MAX_SUBFLOWS)
+		return;
+	info = bpf_map_lookup_elem(&mlab_subflows, &key);
+	if (!info) {
+		bpf_map_update_elem(&mlab_subflows, &key, &mlab_no_info, BPF_NOEXIST);
+		info = bpf_map_lookup_elem(&mlab_subflows, &key);
+		if (!info)
+			return; /* the map is full: this socket goes unlisted */
+	}
+	me = &vs->sf[self];
+	mlab_couple(vs, &c);
+	rate = mlab_is_coupled(me) ? mlab_rate(me) : 0;
+	info->updated_ns = bpf_ktime_get_ns();
+	info->srtt_us = tp->srtt_us >> 3;
+	info->inter_loss = me->inter_loss;
+	info->alpha_m = mlab_m(alpha);
+	info->alpha_e = mlab_e(alpha);
+	info->alpha_sign = alpha_sign;
+	info->rate_m = mlab_m(rate);
+	info->rate_e = mlab_e(rate);
+	info->inc_q = inc_q;
+	info->token = vs->token;
+	info->cwnd = tp->snd_cwnd;
+	info->ssthresh = tp->snd_ssthresh;
+	info->n_subflows = vs->n;
+	info->n_coupled = c.n;
+	info->sets = sets;
+	info->self_index = self;
+	info->family = sk->__sk_common.skc_family;
+	info->saddr4 = sk->__sk_common.skc_rcv_saddr;
+	info->daddr4 = sk->__sk_common.skc_daddr;
+	bpf_probe_read_kernel(info->saddr6, 16, &sk->__sk_common.skc_v6_rcv_saddr);
+	bpf_probe_read_kernel(info->daddr6, 16, &sk->__sk_common.skc_v6_daddr);
+	info->sport = sk->__sk_common.skc_num;
+	info->dport = bpf_ntohs(sk->__sk_common.skc_dport);
+	info->ca_state = BPF_CORE_READ_BITFIELD(mlab_icsk(sk), icsk_ca_state);
+	info->algorithm = alg;
+}
+
+static __always_inline void mlab_forget(struct sock *sk)
+{
+	u64 key = (u64)sk;
+
+	bpf_map_delete_elem(&mlab_subflows, &key);
+}
+
+static __always_inline void mlab_init_ca(struct sock *sk)
+{
+	struct tcp_sock *tp = mlab_tcp_sk(sk);
+	struct mlab_ca *ca = mlab_ca_of(sk);
+
+	__builtin_memset(ca, 0, sizeof(*ca));
+	ca->loss1 = ca->loss2 = ca->loss3 = tp->snd_una;
+	ca->alpha_q = MLAB_WVEGAS_INITIAL_ALPHA << MLAB_WVEGAS_ALPHA_SHIFT;
+	ca->wvegas_on = 1;
+	ca->fresh = 1;
+}
+
+/* Whether the cached increase is stale within a round: the own window moved. */
+static __always_inline bool mlab_due(struct sock *sk, struct mlab_ca *ca)
+{
+	return ca->fresh || ca->inc_cwnd != mlab_tcp_sk(sk)->snd_cwnd;
+}
+
+static __always_inline void mlab_mark_computed(struct sock *sk, struct mlab_ca *ca, s64 inc_q)
+{
+	struct tcp_sock *tp = mlab_tcp_sk(sk);
+
+	ca->inc_q = inc_q;
+	ca->inc_cwnd = tp->snd_cwnd;
+	ca->fresh = 0;
+}
+
+/* Once per round: refresh the published state (it needs the views, so it rides on a
+ * recomputation). */
+static __always_inline bool mlab_round_passed(struct sock *sk, struct mlab_ca *ca)
+{
+	struct tcp_sock *tp = mlab_tcp_sk(sk);
+
+	if (!ca->fresh && !mlab_after(tp->snd_una, ca->refresh_after))
+		return false;
+	ca->refresh_after = tp->snd_nxt;
+	return true;
+}
+
+/* Reno's window after a loss and its undo, shared by every program. */
+static __always_inline u32 mlab_reno_ssthresh(struct sock *sk)
+{
+	return mlab_reno_after_loss(mlab_tcp_sk(sk)->snd_cwnd);
+}
+
+static __always_inline u32 mlab_undo_cwnd(struct sock *sk)
+{
+	struct tcp_sock *tp = mlab_tcp_sk(sk);
+
+	return tp->snd_cwnd > tp->prior_cwnd ? tp->snd_cwnd : tp->prior_cwnd;
+}
+
+/* Grows the window by inc_q per packet, or by Reno's rule when inc_q is 0 (no coupling). */
+static __always_inline void mlab_apply(struct sock *sk, struct mlab_ca *ca, s64 inc_q, u32 acked)
+{
+	struct tcp_sock *tp = mlab_tcp_sk(sk);
+
+	if (inc_q)
+		mlab_grow(sk, ca, inc_q, acked);
+	else
+		tcp_cong_avoid_ai(tp, tp->snd_cwnd, acked);
+}
+
+#endif /* MLAB_KERN_H */

@@ -1,0 +1,21 @@
+//! LIA, OLIA, Balia and wVegas as eBPF `struct_ops` congestion controls for the stock
+//! Linux kernel's MPTCP, and the commands that manage them (`mptcp-lab cc ...`).
+//!
+//! - `src/bpf/`: the programs. `mlab_math.h` holds all the arithmetic, shared with the host
+//!   copy in [`host`] that tests check against the Rust reference (`mptcp-cc`).
+//! - [`registry`]: install (register and pin, so the algorithm outlives the command), list,
+//!   remove.
+//! - [`state`]: the coupling state each program publishes per subflow, for `cc show`.
+//! - [`system`]: what the kernel must offer, with a clear error when it does not.
+
+pub mod algorithm;
+pub mod error;
+pub mod host;
+pub mod registry;
+pub mod state;
+pub mod system;
+
+pub use algorithm::Algorithm;
+pub use error::CcError;
+pub use registry::{Registry, Status};
+pub use state::{Connection, SubflowInfo};

@@ -1,0 +1,177 @@
+//! Kernel test fixtures on top of `testbed`: namespaces, links and agents that are removed
+//! on drop (and, after a crash, by the next run's `remove_leftovers`), and a private
+//! congestion-control registry so that the tests never touch a system-wide `lia`.
+
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::{Mutex, MutexGuard, Once};
+pub use testbed::netns::Process;
+pub use testbed::{Netns, cleanup};
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_mptcp-lab")
+}
+
+/// Kernel tests run one at a time: their measurements should not share the CPU.
+pub fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Whether this machine can run the kernel tests. With MPTCP_LAB_REQUIRE_KERNEL=1 a
+/// missing piece fails the test; otherwise the test is skipped, saying why.
+pub fn kernel_available(test: &str) -> bool {
+    match missing_piece() {
+        None => {
+            static LEFTOVERS: Once = Once::new();
+            LEFTOVERS.call_once(|| {
+                for what in cleanup::remove_leftovers() {
+                    eprintln!("removed a crashed run's {what}");
+                }
+            });
+            true
+        }
+        Some(why) if std::env::var("MPTCP_LAB_REQUIRE_KERNEL").as_deref() == Ok("1") => {
+            panic!("{test}: MPTCP_LAB_REQUIRE_KERNEL=1 but {why}")
+        }
+        Some(why) => {
+            // Straight to stderr: the test harness captures eprintln! of passing tests, and
+            // a skip must be seen.
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "skipping {test}: {why}");
+            false
+        }
+    }
+}
+
+fn missing_piece() -> Option<String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Some("not root".into());
+    }
+    if let Err(why) = mptcp_bpf::algorithm::built() {
+        return Some(format!("built without the eBPF programs: {why}"));
+    }
+    if let Err(e) = mptcp_bpf::system::check_kernel() {
+        return Some(e.to_string());
+    }
+    for tool in ["ip", "tc"] {
+        if Command::new(tool).arg("-V").output().is_err() {
+            return Some(format!("`{tool}` (iproute2) is not installed"));
+        }
+    }
+    None
+}
+
+pub fn netns(tag: &str) -> Netns {
+    Netns::new(tag).expect("namespace")
+}
+
+pub fn veth(a: &Netns, dev_a: &str, addr_a: &str, b: &Netns, dev_b: &str, addr_b: &str) {
+    testbed::veth(a, dev_a, addr_a, b, dev_b, addr_b).expect("veth");
+}
+
+pub fn tbf(ns: &Netns, dev: &str, rate: &str, latency: &str) {
+    testbed::tbf(ns, dev, rate, latency).expect("tbf");
+}
+
+/// `mptcp-lab agent ARGS` inside `ns`.
+pub fn agent(ns: &Netns, args: &[&str]) -> Process {
+    let mut full = vec!["agent"];
+    full.extend_from_slice(args);
+    ns.spawn(bin(), &full, &[]).expect("agent")
+}
+
+pub fn report(p: Process) -> Value {
+    p.report().expect("agent report")
+}
+
+/// A private registry: its own bpffs directory (`mlab-<pid>-cc-<tag>`, so a crashed run's
+/// is found and removed) and name prefix. Everything is removed on drop.
+pub struct TestRegistry {
+    pub root: PathBuf,
+    pub prefix: String,
+}
+
+impl TestRegistry {
+    pub fn new(tag: &str) -> TestRegistry {
+        TestRegistry {
+            root: PathBuf::from("/sys/fs/bpf").join(cleanup::owned_name(&format!("cc-{tag}"))),
+            // TCP_CA_NAME_MAX is 16: "t" + 5 digits + a tag letter + "wvegas" fits.
+            prefix: format!("t{}{tag}", std::process::id() % 100_000),
+        }
+    }
+
+    pub fn env(&self) -> Vec<(String, String)> {
+        vec![
+            ("MPTCP_LAB_BPF_ROOT".into(), self.root.display().to_string()),
+            ("MPTCP_LAB_CC_PREFIX".into(), self.prefix.clone()),
+        ]
+    }
+
+    pub fn name(&self, algorithm: &str) -> String {
+        format!("{}{algorithm}", self.prefix)
+    }
+
+    /// `mptcp-lab cc ARGS` with this registry: (success, stdout, stderr).
+    pub fn cc(&self, args: &[&str]) -> (bool, String, String) {
+        let out = Command::new(bin())
+            .arg("cc")
+            .args(args)
+            .envs(self.env())
+            .output()
+            .expect("spawn mptcp-lab");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    }
+
+    pub fn install_all(&self) {
+        let (ok, out, err) = self.cc(&["install", "all"]);
+        assert!(ok, "install: {out}{err}");
+    }
+
+    pub fn show(&self) -> Value {
+        let (ok, out, err) = self.cc(&["show", "--json"]);
+        assert!(ok, "show: {err}");
+        serde_json::from_str(&out).expect("show --json")
+    }
+}
+
+impl Drop for TestRegistry {
+    fn drop(&mut self) {
+        let _ = self.cc(&["remove", "all", "--force"]);
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+/// Goodput in Mbit/s of one receiver connection between `from` and `to` seconds after
+/// it started.
+pub fn goodput_mbps(connection: &Value, from: f64, to: f64) -> f64 {
+    let samples: Vec<(f64, f64)> = connection["samples"]
+        .as_array()
+        .expect("samples")
+        .iter()
+        .map(|s| (s[0].as_f64().unwrap(), s[1].as_f64().unwrap()))
+        .collect();
+    let t0 = samples[0].0;
+    let at = |t: f64| {
+        samples
+            .iter()
+            .rev()
+            .find(|(time, _)| time - t0 <= t)
+            .copied()
+            .unwrap_or(samples[0])
+    };
+    let (a, b) = (at(from), at(to));
+    (b.1 - a.1) * 8.0 / (b.0 - a.0).max(1e-9) / 1e6
+}
+
+pub fn sleep_ms(ms: u64) {
+    std::thread::sleep(std::time::Duration::from_millis(ms));
+}
