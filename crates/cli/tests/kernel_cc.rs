@@ -531,10 +531,28 @@ fn do_no_harm_at_a_shared_bottleneck() {
             "lia" | "olia" | "balia" if ratio > 1.3 => {
                 failures.push(format!("{alg}: MPTCP took {ratio:.2}x the TCP flow"))
             }
-            // "Clearly more": above the coupled bound by a margin a 12-run mean keeps.
-            "reno" if ratio < 1.4 => failures.push(format!("uncoupled Reno took only {ratio:.2}x")),
+            "reno" if ratio <= 1.3 => {
+                failures.push(format!("uncoupled Reno took only {ratio:.2}x"))
+            }
             _ => {} // wVegas: reported; RFC 6356's goal is about the loss-based ones
         }
+    }
+    // "Clearly more": uncoupled must also stand above every coupled algorithm by a margin.
+    // (Upstream MPTCP keeps uncoupled Reno well below the textbook 2x here, between 1.5x
+    // and 2.2x over repetitions of this test, so the margin is relative.)
+    let ratio_of = |alg: &str| {
+        let mine: Vec<_> = results.iter().filter(|r| r.0 == alg).collect();
+        mine.iter().map(|r| r.1).sum::<f64>() / mine.iter().map(|r| r.2).sum::<f64>()
+    };
+    let coupled_max = ["lia", "olia", "balia"]
+        .map(ratio_of)
+        .into_iter()
+        .fold(0.0, f64::max);
+    if ratio_of("reno") < coupled_max + 0.25 {
+        failures.push(format!(
+            "uncoupled Reno ({:.2}x) is not clearly above the coupled ones (up to {coupled_max:.2}x)",
+            ratio_of("reno")
+        ));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
