@@ -90,7 +90,7 @@ static __always_inline void mlab_coupled_cong_avoid(struct sock *sk, u32 acked, 
 	struct mlab_described d;
 	struct mlab_coupling c;
 	struct mlab_set vs;
-	bool round;
+	bool round, coupled;
 	s64 inc = 0;
 
 	if (!mlab_cwnd_limited(sk))
@@ -105,20 +105,19 @@ static __always_inline void mlab_coupled_cong_avoid(struct sock *sk, u32 acked, 
 		}
 	}
 	if (!round && !mlab_due(sk, ca)) {
-		mlab_apply(sk, ca, ca->inc_q, acked);
+		mlab_apply(sk, ca, ca->coupled, ca->inc_q, acked);
 		return;
 	}
 	mlab_collect(sk, &vs);
 	mlab_couple(&vs, &c);
-	if (c.n > 1 && vs.self < MLAB_MAX_SUBFLOWS && mlab_is_coupled(&vs.sf[vs.self]))
-		inc = mlab_increase_q(alg, &vs);
-	mlab_mark_computed(sk, ca, inc);
+	coupled = c.n > 1 && vs.self < MLAB_MAX_SUBFLOWS && mlab_is_coupled(&vs.sf[vs.self]);
+	inc = coupled ? mlab_increase_q(alg, &vs) : mlab_reno_increase_q(tp->snd_cwnd);
+	mlab_mark_computed(sk, ca, coupled, inc);
 	if (round) {
 		mlab_describe(alg, &vs, &c, &d);
-		mlab_publish(sk, &vs, alg, d.alpha, d.sign, d.sets,
-			     inc ? inc : mlab_reno_increase_q(tp->snd_cwnd));
+		mlab_publish(sk, &vs, alg, d.alpha, d.sign, d.sets, inc);
 	}
-	mlab_apply(sk, ca, inc, acked);
+	mlab_apply(sk, ca, coupled, inc, acked);
 }
 
 #endif /* MLAB_COUPLED_H */

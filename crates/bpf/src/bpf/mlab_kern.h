@@ -40,6 +40,7 @@ extern void tcp_cong_avoid_ai(struct tcp_sock *tp, __u32 w, __u32 acked) __ksym;
 struct mlab_ca {
 	s64 cnt_q;            /* window growth not yet a whole packet, Q40 */
 	s64 inc_q;            /* cached increase per acknowledged packet, Q40 */
+	u8 coupled;           /* the cached increase is a coupled one (else Reno's code runs) */
 	u32 inc_cwnd;         /* the window the cached increase was computed at */
 	u32 refresh_after;    /* recompute (and publish) once snd_una passes this */
 	u32 loss1, loss2, loss3; /* OLIA: snd_una at the last two losses and now */
@@ -53,6 +54,9 @@ struct mlab_ca {
 	u8 wvegas_on;
 	u8 fresh;             /* nothing computed yet */
 };
+
+_Static_assert(sizeof(struct mlab_ca) <= sizeof(((struct inet_connection_sock *)0)->icsk_ca_priv),
+	       "the per-subflow state must fit the socket's congestion-control area");
 
 /* What `mptcp-lab cc show` prints, one entry per socket using the algorithm (the key is
  * the socket's address). The layout is mirrored in crates/bpf/src/state.rs. */
@@ -310,10 +314,12 @@ static __always_inline bool mlab_due(struct sock *sk, struct mlab_ca *ca)
 	return ca->fresh || ca->inc_cwnd != mlab_tcp_sk(sk)->snd_cwnd;
 }
 
-static __always_inline void mlab_mark_computed(struct sock *sk, struct mlab_ca *ca, s64 inc_q)
+static __always_inline void mlab_mark_computed(struct sock *sk, struct mlab_ca *ca, bool coupled,
+					       s64 inc_q)
 {
 	struct tcp_sock *tp = mlab_tcp_sk(sk);
 
+	ca->coupled = coupled;
 	ca->inc_q = inc_q;
 	ca->inc_cwnd = tp->snd_cwnd;
 	ca->fresh = 0;
@@ -344,12 +350,14 @@ static __always_inline u32 mlab_undo_cwnd(struct sock *sk)
 	return tp->snd_cwnd > tp->prior_cwnd ? tp->snd_cwnd : tp->prior_cwnd;
 }
 
-/* Grows the window by inc_q per packet, or by Reno's rule when inc_q is 0 (no coupling). */
-static __always_inline void mlab_apply(struct sock *sk, struct mlab_ca *ca, s64 inc_q, u32 acked)
+/* Grows the window by inc_q per packet (which OLIA may make 0 or negative), or by Reno's
+ * own rule outside the coupling. */
+static __always_inline void mlab_apply(struct sock *sk, struct mlab_ca *ca, bool coupled, s64 inc_q,
+				       u32 acked)
 {
 	struct tcp_sock *tp = mlab_tcp_sk(sk);
 
-	if (inc_q)
+	if (coupled)
 		mlab_grow(sk, ca, inc_q, acked);
 	else
 		tcp_cong_avoid_ai(tp, tp->snd_cwnd, acked);
