@@ -72,3 +72,24 @@ pub fn default_cc() -> Option<String> {
         .ok()
         .map(|s| s.trim().to_string())
 }
+
+/// Ids of the kernel's live struct_ops maps named after one of our algorithms (the C
+/// variable name, whatever name it was registered under). After every `remove` they go
+/// once the kernel has dropped its last reference; one that stays is a leak.
+pub fn live_struct_ops() -> Vec<u32> {
+    let ours: Vec<&str> = crate::Algorithm::ALL.iter().map(|a| a.name()).collect();
+    libbpf_rs::query::MapInfoIter::default()
+        .filter(|m| m.ty == libbpf_rs::MapType::StructOps)
+        .filter(|m| ours.iter().any(|n| m.name.to_str() == Some(n)))
+        .map(|m| m.id)
+        .collect()
+}
+
+const ALLOWED: &str = "/proc/sys/net/ipv4/tcp_allowed_congestion_control";
+
+/// The algorithms any process may pick and any network namespace may make its default.
+pub fn allowed() -> Vec<String> {
+    std::fs::read_to_string(ALLOWED)
+        .map(|s| s.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default()
+}

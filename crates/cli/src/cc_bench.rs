@@ -110,9 +110,7 @@ struct Sample {
 fn one_run(paths: &Paths, cc: &str, seconds: f64, port: u16) -> Result<Sample> {
     // The namespace's default too: a subflow joining after connect() may start with the
     // default rather than the socket's TCP_CONGESTION (Linux 6.18).
-    paths
-        .client
-        .sysctl(&format!("net.ipv4.tcp_congestion_control={cc}"))?;
+    paths.client.set_default_cc(cc)?;
     let exe = std::env::current_exe()?;
     let exe = exe.to_str().context("executable path")?;
     let listen = format!("0.0.0.0:{port}");

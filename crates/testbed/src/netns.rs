@@ -60,6 +60,24 @@ impl Netns {
         ])
     }
 
+    /// Makes `cc` this namespace's default congestion control. Only a non-restricted one
+    /// (listed in the initial namespace's tcp_allowed_congestion_control) may be a default
+    /// outside the initial namespace; asking for another fails with EPERM, and Linux 6.18
+    /// then keeps the reference it took on the algorithm, so that an eBPF one can never be
+    /// freed. Refused here, before the kernel sees it.
+    pub fn set_default_cc(&self, cc: &str) -> Result<()> {
+        let allowed = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_allowed_congestion_control")?;
+        if !allowed.split_whitespace().any(|a| a == cc) {
+            bail!(
+                "{cc} is restricted (not in net.ipv4.tcp_allowed_congestion_control: {}): \
+                 namespace {} cannot default to it",
+                allowed.trim(),
+                self.name
+            );
+        }
+        self.sysctl(&format!("net.ipv4.tcp_congestion_control={cc}"))
+    }
+
     /// Bytes an interface of this namespace has sent.
     pub fn tx_bytes(&self, dev: &str) -> Result<u64> {
         let out = Command::new("ip")

@@ -94,6 +94,9 @@ pub fn report(p: Process) -> Value {
 pub struct TestRegistry {
     pub root: PathBuf,
     pub prefix: String,
+    /// Our struct_ops maps the kernel held before this registry: leaks of earlier runs are
+    /// not this test's.
+    baseline: Vec<u32>,
 }
 
 impl TestRegistry {
@@ -102,6 +105,56 @@ impl TestRegistry {
             root: PathBuf::from("/sys/fs/bpf").join(cleanup::owned_name(&format!("cc-{tag}"))),
             // TCP_CA_NAME_MAX is 16: "t" + 5 digits + a tag letter + "wvegas" fits.
             prefix: format!("t{}{tag}", std::process::id() % 100_000),
+            baseline: mptcp_bpf::system::live_struct_ops(),
+        }
+    }
+
+    /// Another registry under the same names (to provoke "name taken").
+    pub fn sharing_names(&self, tag: &str) -> TestRegistry {
+        TestRegistry {
+            root: self
+                .root
+                .with_file_name(cleanup::owned_name(&format!("cc-{tag}"))),
+            prefix: self.prefix.clone(),
+            baseline: self.baseline.clone(),
+        }
+    }
+
+    /// Removes everything and checks that the kernel let go of it: no registration, no
+    /// pin, and no struct_ops map of ours beyond those it held before (their freeing
+    /// waits for RCU grace periods, hence the patience).
+    pub fn finish(self) {
+        let (ok, out, err) = self.cc(&["remove", "all"]);
+        assert!(ok, "remove all: {out}{err}");
+        assert!(!self.root.exists(), "pins left in {}", self.root.display());
+        let available =
+            std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap();
+        assert!(
+            !available
+                .split_whitespace()
+                .any(|n| n.starts_with(&self.prefix)),
+            "still registered: {available}"
+        );
+        let leaked = self.held(std::time::Duration::from_secs(10));
+        assert!(
+            leaked.is_empty(),
+            "struct_ops maps still held by the kernel 10 s after remove: ids {leaked:?}"
+        );
+    }
+
+    /// Our struct_ops maps the kernel holds beyond the baseline, waiting up to `patience`
+    /// for them to go.
+    pub fn held(&self, patience: std::time::Duration) -> Vec<u32> {
+        let start = std::time::Instant::now();
+        loop {
+            let held: Vec<u32> = mptcp_bpf::system::live_struct_ops()
+                .into_iter()
+                .filter(|id| !self.baseline.contains(id))
+                .collect();
+            if held.is_empty() || start.elapsed() >= patience {
+                return held;
+            }
+            sleep_ms(100);
         }
     }
 
