@@ -84,12 +84,3 @@ pub fn live_struct_ops() -> Vec<u32> {
         .map(|m| m.id)
         .collect()
 }
-
-const ALLOWED: &str = "/proc/sys/net/ipv4/tcp_allowed_congestion_control";
-
-/// The algorithms any process may pick and any network namespace may make its default.
-pub fn allowed() -> Vec<String> {
-    std::fs::read_to_string(ALLOWED)
-        .map(|s| s.split_whitespace().map(str::to_string).collect())
-        .unwrap_or_default()
-}
