@@ -3,7 +3,6 @@
 
 mod connection;
 pub mod engine;
-mod measure;
 mod mptcp;
 pub mod packet;
 mod ranges;
@@ -30,15 +29,19 @@ pub fn run(sc: &Scenario, seed: u64, mut progress: impl FnMut(f64)) -> RunResult
     let packet_hops = world.packet_hops;
     let world::World {
         meter,
+        link_meter,
         links,
         flows,
         ..
     } = world;
+    let fct: Vec<Option<f64>> = flows.iter().map(|f| f.fct_s).collect();
+    let mut measured = meter.finish(sc, &world::slots(&flows), &fct);
+    measured.extend(link_meter.finish(sc, &links));
     let measure::Measured {
         metrics,
         flow_goodput_mbps,
         series,
-    } = meter.finish(sc, &links, &flows);
+    } = measured;
     RunResult {
         scenario: sc.name.clone(),
         variant: sc.variant.clone(),

@@ -2,7 +2,7 @@
 
 use crate::connection::{Connection, Subflow};
 use crate::engine::{Ev, EventQueue};
-use crate::measure::Meter;
+use measure::{FlowMeter, FlowSlot, LinkMeter};
 use crate::mptcp::{DataReceiver, DataSender, pick_subflow};
 use crate::packet::{HEADER_BYTES, MSS, Packet};
 use crate::tcp::{CaState, Receiver, Sender};
@@ -55,6 +55,19 @@ pub struct FlowInst {
     remaining: u64,
 }
 
+/// The meter's view of the flows.
+pub fn slots(flows: &[FlowInst]) -> Vec<FlowSlot> {
+    flows
+        .iter()
+        .map(|f| FlowSlot {
+            group: f.group,
+            index: f.index,
+            start: f.start,
+            stop: f.stop,
+        })
+        .collect()
+}
+
 pub struct World<'s> {
     pub sc: &'s Scenario,
     pub now: u64,
@@ -65,7 +78,8 @@ pub struct World<'s> {
     route_ids: HashMap<Vec<usize>, u32>,
     pub conns: Vec<Connection>,
     pub flows: Vec<FlowInst>,
-    pub meter: Meter,
+    pub meter: FlowMeter,
+    pub link_meter: LinkMeter,
     pub packet_hops: u64,
     views: Vec<SubflowView>,
     out: Vec<Packet>,
@@ -119,7 +133,8 @@ impl<'s> World<'s> {
         queue.push(sc.measure.warmup.nanos(), Ev::Warmup);
         queue.push(sc.measure.interval.nanos(), Ev::Sample);
         queue.push(trace_interval(sc), Ev::Trace);
-        let meter = Meter::new(sc, &flows);
+        let meter = FlowMeter::new(sc, &slots(&flows));
+        let link_meter = LinkMeter::new(sc);
         World {
             sc,
             now: 0,
@@ -131,6 +146,7 @@ impl<'s> World<'s> {
             conns: Vec::new(),
             flows,
             meter,
+            link_meter,
             packet_hops: 0,
             views: Vec::new(),
             out: Vec::new(),
@@ -202,13 +218,32 @@ impl<'s> World<'s> {
                     .push(self.now + self.sc.measure.interval.nanos(), Ev::Sample);
             }
             Ev::Trace => {
-                self.meter
-                    .trace(self.now, &self.links, &self.conns, &self.flows);
+                self.trace();
                 self.queue
                     .push(self.now + trace_interval(self.sc), Ev::Trace);
             }
-            Ev::Warmup => self.meter.warmup(self.now, &self.links),
+            Ev::Warmup => self.link_meter.warmup(self.now, &self.links),
         }
+    }
+
+    /// Samples every subflow's window and RTT and every link's queue.
+    fn trace(&mut self) {
+        let (conns, flows) = (&self.conns, &self.flows);
+        self.meter.trace(self.now, |i, k| {
+            let conn = flows[i].conn.map(|c| &conns[c as usize]).filter(|c| !c.closed);
+            match conn.and_then(|c| c.subflows.get(k)) {
+                Some(sf) if sf.established => (
+                    sf.tx.cwnd as f32,
+                    if sf.tx.rtt.srtt > 0 {
+                        sf.tx.rtt.srtt as f32 / 1e6
+                    } else {
+                        f32::NAN
+                    },
+                ),
+                _ => (f32::NAN, f32::NAN),
+            }
+        });
+        self.link_meter.trace(self.now, &self.links);
     }
 
     fn route_id(&mut self, hops: Vec<usize>) -> u32 {
@@ -644,7 +679,8 @@ impl<'s> World<'s> {
     fn apply_event(&mut self, i: usize) {
         let e = &self.sc.events[i];
         for d in [dir_id(e.link, false), dir_id(e.link, true)] {
-            self.meter.capacity_changes(self.now, d, &self.links[d]);
+            self.link_meter
+                .capacity_changes(self.now, d, &self.links[d]);
             let l = &mut self.links[d];
             match &e.kind {
                 EventKind::Down => {

@@ -11,3 +11,8 @@ pub mod cleanup;
 pub mod netns;
 
 pub use netns::{Netns, tbf, veth};
+pub mod netlink;
+pub mod network;
+pub mod emu;
+pub mod hosts;
+pub mod plan;

@@ -78,6 +78,37 @@ impl Netns {
         self.sysctl(&format!("net.ipv4.tcp_congestion_control={cc}"))
     }
 
+    /// The namespace's handle, as `ip netns` mounts it.
+    pub fn path(&self) -> std::path::PathBuf {
+        std::path::Path::new("/run/netns").join(&self.name)
+    }
+
+    /// Runs `f` on a thread that has joined this namespace: sockets (netlink included) and
+    /// TUN devices it creates live there, and `/proc/sys/net` is this namespace's.
+    pub fn enter<R: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> Result<R> + Send + 'static,
+    ) -> Result<R> {
+        self.thread(f)?
+            .join()
+            .map_err(|_| anyhow::anyhow!("a thread working in namespace {} panicked", self.name))?
+    }
+
+    /// Starts `f` on a thread that has joined this namespace, without waiting for it.
+    pub fn thread<R: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> Result<R> + Send + 'static,
+    ) -> Result<std::thread::JoinHandle<Result<R>>> {
+        let handle = std::fs::File::open(self.path())
+            .with_context(|| format!("opening namespace {}", self.name))?;
+        let name = self.name.clone();
+        Ok(std::thread::spawn(move || {
+            nix::sched::setns(&handle, nix::sched::CloneFlags::CLONE_NEWNET)
+                .with_context(|| format!("joining namespace {name}"))?;
+            f()
+        }))
+    }
+
     /// Bytes an interface of this namespace has sent.
     pub fn tx_bytes(&self, dev: &str) -> Result<u64> {
         let out = Command::new("ip")

@@ -1,23 +1,22 @@
-//! Measurement: goodput per flow in bins and over the measured window, window and RTT
-//! traces, queue lengths, link utilisation; and the summary metrics of a run.
+//! The flows' side: bytes delivered to each receiving application, bytes first received on
+//! each subflow, and each subflow's window and RTT over time.
 
-use crate::connection::Connection;
-use crate::packet::Packet;
-use crate::world::FlowInst;
-use net::LinkDir;
+use crate::{Measured, mbps};
 use scenario::Scenario;
 use scenario::results::{Series, jain};
 use scenario::spec::{Protocol, TrafficSpec};
-use std::collections::BTreeMap;
 
-/// What a run measured, ready for `RunResult`.
-pub struct Measured {
-    pub metrics: BTreeMap<String, f64>,
-    pub flow_goodput_mbps: BTreeMap<String, Vec<f64>>,
-    pub series: Vec<Series>,
+/// One flow of a group, as the meter needs to know it.
+#[derive(Clone, Debug)]
+pub struct FlowSlot {
+    pub group: usize,
+    pub index: u32,
+    /// When the flow starts and stops sending, ns from the start of the run.
+    pub start: u64,
+    pub stop: u64,
 }
 
-pub struct Meter {
+pub struct FlowMeter {
     interval: u64,
     warmup: u64,
     end: u64,
@@ -31,14 +30,10 @@ pub struct Meter {
     /// Per flow, per subflow.
     cwnd: Vec<Vec<Vec<f32>>>,
     rtt_ms: Vec<Vec<Vec<f32>>>,
-    queue: Vec<Vec<f32>>,
-    warm: Vec<(u64, u64)>,
-    capacity_bits: Vec<f64>,
-    capacity_since: Vec<u64>,
 }
 
-impl Meter {
-    pub fn new(sc: &Scenario, flows: &[FlowInst]) -> Self {
+impl FlowMeter {
+    pub fn new(sc: &Scenario, flows: &[FlowSlot]) -> Self {
         let interval = sc.measure.interval.nanos();
         let end = sc.duration.nanos();
         let warmup = sc.measure.warmup.nanos();
@@ -54,8 +49,13 @@ impl Meter {
                 (from, f.stop.min(end))
             })
             .collect();
-        let ndirs = sc.links.len() * 2;
-        Meter {
+        let per_subflow = || -> Vec<Vec<Vec<f32>>> {
+            flows
+                .iter()
+                .map(|f| vec![Vec::new(); sc.flows[f.group].subflow_paths.len()])
+                .collect()
+        };
+        FlowMeter {
             interval,
             warmup,
             end,
@@ -67,29 +67,23 @@ impl Meter {
                 .collect(),
             windows,
             trace_times: Vec::new(),
-            cwnd: flows
-                .iter()
-                .map(|f| vec![Vec::new(); sc.flows[f.group].subflow_paths.len()])
-                .collect(),
-            rtt_ms: flows
-                .iter()
-                .map(|f| vec![Vec::new(); sc.flows[f.group].subflow_paths.len()])
-                .collect(),
-            queue: vec![Vec::new(); ndirs],
-            warm: vec![(0, 0); ndirs],
-            capacity_bits: vec![0.0; ndirs],
-            capacity_since: vec![warmup; ndirs],
+            cwnd: per_subflow(),
+            rtt_ms: per_subflow(),
         }
     }
 
     /// New data arrived on subflow `k` of `flow` (counted once, not for duplicates).
     pub fn subflow_received(&mut self, now: u64, flow: usize, k: usize, bytes: u64) {
         let (from, to) = self.windows[flow];
-        if now >= from && now <= to {
-            self.subflow_bytes[flow][k] += bytes;
+        if now >= from
+            && now <= to
+            && let Some(b) = self.subflow_bytes[flow].get_mut(k)
+        {
+            *b += bytes;
         }
     }
 
+    /// `bytes` reached the receiving application of `flow` at `now`.
     pub fn delivered(&mut self, now: u64, flow: usize, bytes: u64) {
         let bin = ((now / self.interval) as usize).min(self.bins[flow].len().saturating_sub(1));
         self.bins[flow][bin] += bytes;
@@ -99,55 +93,17 @@ impl Meter {
         }
     }
 
-    /// Samples every subflow's window and RTT and every link's queue.
-    pub fn trace(
-        &mut self,
-        now: u64,
-        links: &[LinkDir<Packet>],
-        conns: &[Connection],
-        flows: &[FlowInst],
-    ) {
+    /// Samples every subflow's window (packets) and RTT (ms): `sample(flow, subflow)`,
+    /// NaN for a subflow that is not established.
+    pub fn trace(&mut self, now: u64, mut sample: impl FnMut(usize, usize) -> (f32, f32)) {
         self.trace_times.push(now as f64 / 1e9);
-        for (i, f) in flows.iter().enumerate() {
-            let conn = f.conn.map(|c| &conns[c as usize]).filter(|c| !c.closed);
-            for (k, (cw, rt)) in self.cwnd[i].iter_mut().zip(&mut self.rtt_ms[i]).enumerate() {
-                let (w, r) = match conn.and_then(|c| c.subflows.get(k)) {
-                    Some(sf) if sf.established => (
-                        sf.tx.cwnd as f32,
-                        if sf.tx.rtt.srtt > 0 {
-                            sf.tx.rtt.srtt as f32 / 1e6
-                        } else {
-                            f32::NAN
-                        },
-                    ),
-                    _ => (f32::NAN, f32::NAN),
-                };
+        for (i, (cwnds, rtts)) in self.cwnd.iter_mut().zip(&mut self.rtt_ms).enumerate() {
+            for (k, (cw, rt)) in cwnds.iter_mut().zip(rtts.iter_mut()).enumerate() {
+                let (w, r) = sample(i, k);
                 cw.push(w);
                 rt.push(r);
             }
         }
-        for (d, l) in links.iter().enumerate() {
-            self.queue[d].push(l.queue_pkts() as f32);
-        }
-    }
-
-    pub fn warmup(&mut self, now: u64, links: &[LinkDir<Packet>]) {
-        for (d, l) in links.iter().enumerate() {
-            self.warm[d] = (l.stats.tx_bytes, l.stats.drops());
-            self.capacity_since[d] = now;
-        }
-    }
-
-    /// Accounts the capacity offered so far, before a link's rate or state changes.
-    pub fn capacity_changes(&mut self, now: u64, d: usize, link: &LinkDir<Packet>) {
-        if now <= self.warmup {
-            return;
-        }
-        let since = self.capacity_since[d].max(self.warmup);
-        if link.is_up() {
-            self.capacity_bits[d] += (now - since) as f64 / 1e9 * link.params().rate_bps as f64;
-        }
-        self.capacity_since[d] = now;
     }
 
     /// Window and RTT series of each subflow of flow `i`, and the convergence metrics.
@@ -157,8 +113,7 @@ impl Meter {
         protocol: Protocol,
         entity: &str,
         i: usize,
-        metrics: &mut BTreeMap<String, f64>,
-        series: &mut Vec<Series>,
+        out: &mut Measured,
     ) {
         let cwnds = std::mem::take(&mut self.cwnd[i]);
         let rtts = std::mem::take(&mut self.rtt_ms[i]);
@@ -171,17 +126,19 @@ impl Meter {
             if let Some(after) = sc.measure.convergence_after
                 && let Some((at, mean)) = convergence(&self.trace_times, &cwnd, after.secs())
             {
-                metrics.insert(format!("{name}.mean_cwnd_after_pkts"), mean);
-                metrics.insert(format!("{name}.converged_at_s"), at);
-                metrics.insert(format!("{name}.convergence_s"), at - after.secs());
+                out.metrics
+                    .insert(format!("{name}.mean_cwnd_after_pkts"), mean);
+                out.metrics.insert(format!("{name}.converged_at_s"), at);
+                out.metrics
+                    .insert(format!("{name}.convergence_s"), at - after.secs());
             }
-            series.push(Series {
+            out.series.push(Series {
                 name: "cwnd_pkts".into(),
                 entity: name.clone(),
                 times_s: self.trace_times.clone(),
                 values: cwnd,
             });
-            series.push(Series {
+            out.series.push(Series {
                 name: "rtt_ms".into(),
                 entity: name,
                 times_s: self.trace_times.clone(),
@@ -190,26 +147,14 @@ impl Meter {
         }
     }
 
-    pub fn finish(
-        mut self,
-        sc: &Scenario,
-        links: &[LinkDir<Packet>],
-        flows: &[FlowInst],
-    ) -> Measured {
-        let mut metrics = BTreeMap::new();
-        let mut per_flow = BTreeMap::new();
-        let mut series = Vec::new();
+    /// Group and flow metrics and series. `fct_s[i]`: flow `i`'s completion time, if it
+    /// was a finite transfer that completed.
+    pub fn finish(mut self, sc: &Scenario, flows: &[FlowSlot], fct_s: &[Option<f64>]) -> Measured {
+        let mut out = Measured::default();
         let interval_s = self.interval as f64 / 1e9;
         let bin_times: Vec<f64> = (1..=self.bins.first().map_or(0, Vec::len))
             .map(|i| (i as f64 * interval_s).min(self.end as f64 / 1e9))
             .collect();
-        let mbps = |bytes: u64, secs: f64| {
-            if secs > 0.0 {
-                bytes as f64 * 8.0 / secs / 1e6
-            } else {
-                0.0
-            }
-        };
 
         let mut all_bulk = Vec::new();
         for (g, group) in sc.flows.iter().enumerate() {
@@ -223,6 +168,7 @@ impl Meter {
                 .collect();
             let prefix = format!("group.{}", group.name);
             let sum: f64 = goodputs.iter().sum();
+            let metrics = &mut out.metrics;
             metrics.insert(format!("{prefix}.goodput_mbps"), sum);
             metrics.insert(
                 format!("{prefix}.goodput_mbps_per_flow"),
@@ -245,7 +191,7 @@ impl Meter {
                 }
             }
             if let TrafficSpec::File { .. } = group.traffic {
-                let fcts: Vec<f64> = members.iter().filter_map(|&i| flows[i].fct_s).collect();
+                let fcts: Vec<f64> = members.iter().filter_map(|&i| fct_s[i]).collect();
                 metrics.insert(format!("{prefix}.completed"), fcts.len() as f64);
                 if !fcts.is_empty() {
                     metrics.insert(
@@ -256,7 +202,7 @@ impl Meter {
             } else {
                 all_bulk.extend(goodputs.iter().copied());
             }
-            per_flow.insert(group.name.clone(), goodputs);
+            out.flow_goodput_mbps.insert(group.name.clone(), goodputs);
 
             let group_bins: Vec<f64> = (0..bin_times.len())
                 .map(|b| mbps(members.iter().map(|&i| self.bins[i][b]).sum(), interval_s))
@@ -273,7 +219,7 @@ impl Meter {
             if worst.is_finite() {
                 metrics.insert(format!("{prefix}.min_goodput_mbps"), worst);
             }
-            series.push(Series {
+            out.series.push(Series {
                 name: "goodput_mbps".into(),
                 entity: prefix.clone(),
                 times_s: bin_times.clone(),
@@ -283,65 +229,22 @@ impl Meter {
                 for &i in &members {
                     let entity = format!("flow.{}#{}", group.name, flows[i].index);
                     let values = self.bins[i].iter().map(|&b| mbps(b, interval_s)).collect();
-                    series.push(Series {
+                    out.series.push(Series {
                         name: "goodput_mbps".into(),
                         entity: entity.clone(),
                         times_s: bin_times.clone(),
                         values,
                     });
-                    self.subflow_traces(sc, group.protocol, &entity, i, &mut metrics, &mut series);
+                    self.subflow_traces(sc, group.protocol, &entity, i, &mut out);
                 }
             }
         }
         if !all_bulk.is_empty() {
-            metrics.insert("all.jain".into(), jain(&all_bulk));
-            metrics.insert("all.goodput_mbps".into(), all_bulk.iter().sum());
+            out.metrics.insert("all.jain".into(), jain(&all_bulk));
+            out.metrics
+                .insert("all.goodput_mbps".into(), all_bulk.iter().sum());
         }
-
-        for (d, l) in links.iter().enumerate() {
-            if l.stats.arrived_pkts == 0 {
-                continue;
-            }
-            let link = &sc.links[d / 2];
-            let prefix = format!(
-                "link.{}.{}",
-                link.name,
-                if d % 2 == 0 { "ab" } else { "ba" }
-            );
-            self.capacity_changes(self.end, d, l);
-            let bits = (l.stats.tx_bytes - self.warm[d].0) as f64 * 8.0;
-            metrics.insert(
-                format!("{prefix}.utilisation"),
-                if self.capacity_bits[d] > 0.0 {
-                    bits / self.capacity_bits[d]
-                } else {
-                    0.0
-                },
-            );
-            metrics.insert(
-                format!("{prefix}.drops"),
-                (l.stats.drops() - self.warm[d].1) as f64,
-            );
-            metrics.insert(
-                format!("{prefix}.mean_queue_pkts"),
-                l.stats.queue_area as f64 / self.end.max(1) as f64,
-            );
-            let q = std::mem::take(&mut self.queue[d])
-                .into_iter()
-                .map(f64::from)
-                .collect();
-            series.push(Series {
-                name: "queue_pkts".into(),
-                entity: prefix,
-                times_s: self.trace_times.clone(),
-                values: q,
-            });
-        }
-        Measured {
-            metrics,
-            flow_goodput_mbps: per_flow,
-            series,
-        }
+        out
     }
 }
 

@@ -1,0 +1,107 @@
+//! The links' side: utilisation of the capacity offered after the warm-up, drops, queue
+//! length over time. Generic over the packet type, as the link model is.
+
+use crate::Measured;
+use net::{LinkDir, Packet};
+use scenario::Scenario;
+use scenario::results::Series;
+
+pub struct LinkMeter {
+    warmup: u64,
+    end: u64,
+    trace_times: Vec<f64>,
+    queue: Vec<Vec<f32>>,
+    /// (bytes sent, drops) of each direction when the warm-up ended.
+    warm: Vec<(u64, u64)>,
+    capacity_bits: Vec<f64>,
+    capacity_since: Vec<u64>,
+}
+
+impl LinkMeter {
+    pub fn new(sc: &Scenario) -> Self {
+        let ndirs = sc.links.len() * 2;
+        let warmup = sc.measure.warmup.nanos();
+        LinkMeter {
+            warmup,
+            end: sc.duration.nanos(),
+            trace_times: Vec::new(),
+            queue: vec![Vec::new(); ndirs],
+            warm: vec![(0, 0); ndirs],
+            capacity_bits: vec![0.0; ndirs],
+            capacity_since: vec![warmup; ndirs],
+        }
+    }
+
+    /// Samples every direction's queue length.
+    pub fn trace<P: Packet>(&mut self, now: u64, links: &[LinkDir<P>]) {
+        self.trace_times.push(now as f64 / 1e9);
+        for (d, l) in links.iter().enumerate() {
+            self.queue[d].push(l.queue_pkts() as f32);
+        }
+    }
+
+    pub fn warmup<P: Packet>(&mut self, now: u64, links: &[LinkDir<P>]) {
+        for (d, l) in links.iter().enumerate() {
+            self.warm[d] = (l.stats.tx_bytes, l.stats.drops());
+            self.capacity_since[d] = now;
+        }
+    }
+
+    /// Accounts the capacity offered so far, before a link's rate or state changes.
+    pub fn capacity_changes<P: Packet>(&mut self, now: u64, d: usize, link: &LinkDir<P>) {
+        if now <= self.warmup {
+            return;
+        }
+        let since = self.capacity_since[d].max(self.warmup);
+        if link.is_up() {
+            self.capacity_bits[d] += (now - since) as f64 / 1e9 * link.params().rate_bps as f64;
+        }
+        self.capacity_since[d] = now;
+    }
+
+    /// Utilisation, drops and mean queue of every direction that carried traffic, and its
+    /// queue series. Call once the links are synced to the end of the run.
+    pub fn finish<P: Packet>(mut self, sc: &Scenario, links: &[LinkDir<P>]) -> Measured {
+        let mut out = Measured::default();
+        for (d, l) in links.iter().enumerate() {
+            if l.stats.arrived_pkts == 0 {
+                continue;
+            }
+            let link = &sc.links[d / 2];
+            let prefix = format!(
+                "link.{}.{}",
+                link.name,
+                if d % 2 == 0 { "ab" } else { "ba" }
+            );
+            self.capacity_changes(self.end, d, l);
+            let bits = (l.stats.tx_bytes - self.warm[d].0) as f64 * 8.0;
+            out.metrics.insert(
+                format!("{prefix}.utilisation"),
+                if self.capacity_bits[d] > 0.0 {
+                    bits / self.capacity_bits[d]
+                } else {
+                    0.0
+                },
+            );
+            out.metrics.insert(
+                format!("{prefix}.drops"),
+                (l.stats.drops() - self.warm[d].1) as f64,
+            );
+            out.metrics.insert(
+                format!("{prefix}.mean_queue_pkts"),
+                l.stats.queue_area as f64 / self.end.max(1) as f64,
+            );
+            let q = std::mem::take(&mut self.queue[d])
+                .into_iter()
+                .map(f64::from)
+                .collect();
+            out.series.push(Series {
+                name: "queue_pkts".into(),
+                entity: prefix,
+                times_s: self.trace_times.clone(),
+                values: q,
+            });
+        }
+        out
+    }
+}

@@ -1,0 +1,141 @@
+//! The scenario's hosts on this machine: a namespace each, a TUN device per interface with
+//! its address, per-interface routing tables with source-address rules (a subflow bound to
+//! an interface's address leaves through that interface), main-table routes along the
+//! shortest paths, MPTCP limits and endpoints, and the sysctls a measurement needs.
+//! Everything but the namespaces is configured over netlink from inside the namespace.
+
+use crate::emu::tun::Tun;
+use crate::netlink::{EndpointFlags, MptcpPm, Rtnl};
+use crate::netns::Netns;
+use crate::plan::{Plan, Port};
+use anyhow::{Context, Result, bail};
+use scenario::Scenario;
+use scenario::model::{MAX_SUBFLOWS, NodeId};
+use std::net::Ipv4Addr;
+
+/// Tables 100 + i hold interface i's default route; rules sit at 1000 + i.
+const RULE_PRIORITY: u32 = 1000;
+
+/// The hosts, up. Dropping it deletes the namespaces (and with them every socket, route
+/// and endpoint); the TUN devices go with the emulator that holds them.
+pub struct Hosts {
+    /// One per host, in the order of `Plan::hosts`.
+    pub namespaces: Vec<(NodeId, Netns)>,
+}
+
+/// Writes a sysctl of the calling thread's namespace.
+fn sysctl(key: &str, value: &str) -> Result<()> {
+    let path = format!("/proc/sys/{}", key.replace('.', "/"));
+    std::fs::write(&path, value).with_context(|| format!("setting {key}={value}"))
+}
+
+fn ifindex(name: &str) -> Result<u32> {
+    let c = std::ffi::CString::new(name)?;
+    // SAFETY: a NUL-terminated name; if_nametoindex only reads it.
+    let i = unsafe { libc::if_nametoindex(c.as_ptr()) };
+    if i == 0 {
+        bail!("device {name} vanished");
+    }
+    Ok(i)
+}
+
+/// What one host's namespace needs, computed before entering it.
+struct HostSetup {
+    ports: Vec<Port>,
+    /// (destination address, index into `ports` of the interface to leave by).
+    main_routes: Vec<(Ipv4Addr, usize)>,
+    multipath: bool,
+}
+
+impl HostSetup {
+    /// Runs inside the namespace; returns the TUN devices in the order of `ports`.
+    fn apply(self) -> Result<Vec<Tun>> {
+        sysctl("net.ipv6.conf.all.disable_ipv6", "1")?;
+        sysctl("net.ipv6.conf.default.disable_ipv6", "1")?;
+        sysctl("net.ipv4.conf.all.rp_filter", "0")?;
+        sysctl("net.ipv4.conf.default.rp_filter", "0")?;
+        sysctl("net.mptcp.enabled", "1").context("this kernel has no MPTCP (net.mptcp.enabled)")?;
+        // Every connection starts from the same state, as in the simulator.
+        sysctl("net.ipv4.tcp_no_metrics_save", "1")?;
+        let mut rtnl = Rtnl::open()?;
+        rtnl.set_up(ifindex("lo")?)?;
+        let mut tuns = Vec::new();
+        let mut indices = Vec::new();
+        for (i, p) in self.ports.iter().enumerate() {
+            let tun = Tun::create(&p.dev)?;
+            let index = ifindex(&p.dev)?;
+            rtnl.set_up(index)?;
+            rtnl.add_address(index, p.addr, 32)?;
+            rtnl.add_route(p.table, Ipv4Addr::UNSPECIFIED, 0, index)?;
+            rtnl.add_rule(p.addr, p.table, RULE_PRIORITY + i as u32)?;
+            tuns.push(tun);
+            indices.push(index);
+        }
+        for (dst, via) in &self.main_routes {
+            rtnl.add_route(254, *dst, 32, indices[*via])?;
+        }
+        let mut pm = MptcpPm::open()?;
+        pm.set_limits(MAX_SUBFLOWS, MAX_SUBFLOWS)?;
+        if self.multipath {
+            // The path manager opens a subflow from every endpoint address not already in
+            // use by the connection: one per interface, as the simulator does.
+            for (i, p) in self.ports.iter().enumerate() {
+                pm.add_endpoint(p.addr, indices[i], i as u8 + 1, EndpointFlags::SUBFLOW)?;
+            }
+        }
+        Ok(tuns)
+    }
+}
+
+impl Hosts {
+    /// Creates every host. Returns the hosts and the TUN devices in the order of
+    /// `plan.ports`.
+    pub fn create(sc: &Scenario, plan: &Plan) -> Result<(Hosts, Vec<Tun>)> {
+        let mut namespaces = Vec::new();
+        let mut tuns: Vec<Option<Tun>> = (0..plan.ports.len()).map(|_| None).collect();
+        for (node, mine) in &plan.hosts {
+            let name = &sc.nodes[*node].name;
+            let ns = Netns::new(&format!("h-{name}"))
+                .with_context(|| format!("creating the namespace of host {name}"))?;
+            let ports: Vec<Port> = mine.iter().map(|&p| plan.ports[p].clone()).collect();
+            let mut main_routes = Vec::new();
+            for (other, theirs) in &plan.hosts {
+                if other == node {
+                    continue;
+                }
+                let Some(first) = plan.first_hop(sc, *node, *other) else {
+                    continue;
+                };
+                let Some(via) = ports.iter().position(|p| p.out_dir == first) else {
+                    continue;
+                };
+                for &t in theirs {
+                    main_routes.push((plan.ports[t].addr, via));
+                }
+            }
+            let setup = HostSetup {
+                multipath: ports.len() > 1,
+                ports,
+                main_routes,
+            };
+            let made = ns
+                .enter(move || setup.apply())
+                .with_context(|| format!("setting up host {name}"))?;
+            for (&p, t) in mine.iter().zip(made) {
+                tuns[p] = Some(t);
+            }
+            namespaces.push((*node, ns));
+        }
+        let tuns = tuns.into_iter().map(|t| t.expect("every port belongs to a host")).collect();
+        Ok((Hosts { namespaces }, tuns))
+    }
+
+    pub fn netns(&self, node: NodeId) -> &Netns {
+        &self
+            .namespaces
+            .iter()
+            .find(|(n, _)| *n == node)
+            .expect("a host of this scenario")
+            .1
+    }
+}

@@ -1,0 +1,91 @@
+//! rtnetlink: bring interfaces up, add addresses, routes and source-address rules.
+
+use super::Channel;
+use anyhow::{Context, Result};
+use netlink_packet_core::{NLM_F_CREATE, NLM_F_EXCL};
+use netlink_packet_route::address::{AddressAttribute, AddressMessage};
+use netlink_packet_route::link::{LinkFlags, LinkMessage};
+use netlink_packet_route::route::{
+    RouteAddress, RouteAttribute, RouteMessage, RouteProtocol, RouteScope, RouteType,
+};
+use netlink_packet_route::rule::{RuleAction, RuleAttribute, RuleMessage};
+use netlink_packet_route::{AddressFamily, RouteNetlinkMessage};
+use std::net::Ipv4Addr;
+
+pub struct Rtnl(Channel);
+
+impl Rtnl {
+    pub fn open() -> Result<Self> {
+        Ok(Rtnl(
+            Channel::open(netlink_sys::protocols::NETLINK_ROUTE).context("opening rtnetlink")?,
+        ))
+    }
+
+    pub fn set_up(&mut self, index: u32) -> Result<()> {
+        let mut m = LinkMessage::default();
+        m.header.index = index;
+        m.header.flags = LinkFlags::Up;
+        m.header.change_mask = LinkFlags::Up;
+        self.0
+            .request(RouteNetlinkMessage::SetLink(m), 0, "setting an interface up")?;
+        Ok(())
+    }
+
+    pub fn add_address(&mut self, index: u32, addr: Ipv4Addr, prefix: u8) -> Result<()> {
+        let mut m = AddressMessage::default();
+        m.header.family = AddressFamily::Inet;
+        m.header.prefix_len = prefix;
+        m.header.index = index;
+        m.attributes.push(AddressAttribute::Local(addr.into()));
+        m.attributes.push(AddressAttribute::Address(addr.into()));
+        self.0.request(
+            RouteNetlinkMessage::NewAddress(m),
+            NLM_F_CREATE | NLM_F_EXCL,
+            &format!("adding address {addr}"),
+        )?;
+        Ok(())
+    }
+
+    /// `ip route add DST/PREFIX dev IFINDEX table TABLE`: a directly attached route (TUN
+    /// devices are point to point, there is no gateway to resolve).
+    pub fn add_route(&mut self, table: u32, dst: Ipv4Addr, prefix: u8, index: u32) -> Result<()> {
+        let mut m = RouteMessage::default();
+        m.header.address_family = AddressFamily::Inet;
+        m.header.destination_prefix_length = prefix;
+        m.header.table = if table < 256 { table as u8 } else { 0 };
+        m.header.protocol = RouteProtocol::Static;
+        m.header.scope = RouteScope::Link;
+        m.header.kind = RouteType::Unicast;
+        if prefix > 0 {
+            m.attributes
+                .push(RouteAttribute::Destination(RouteAddress::Inet(dst)));
+        }
+        m.attributes.push(RouteAttribute::Table(table));
+        m.attributes.push(RouteAttribute::Oif(index));
+        self.0.request(
+            RouteNetlinkMessage::NewRoute(m),
+            NLM_F_CREATE | NLM_F_EXCL,
+            &format!("adding route {dst}/{prefix} (table {table})"),
+        )?;
+        Ok(())
+    }
+
+    /// `ip rule add from SRC lookup TABLE priority PRIO`: source-address policy routing, so
+    /// that a subflow bound to an interface's address leaves through that interface.
+    pub fn add_rule(&mut self, src: Ipv4Addr, table: u32, priority: u32) -> Result<()> {
+        let mut m = RuleMessage::default();
+        m.header.family = AddressFamily::Inet;
+        m.header.src_len = 32;
+        m.header.table = if table < 256 { table as u8 } else { 0 };
+        m.header.action = RuleAction::ToTable;
+        m.attributes.push(RuleAttribute::Source(src.into()));
+        m.attributes.push(RuleAttribute::Table(table));
+        m.attributes.push(RuleAttribute::Priority(priority));
+        self.0.request(
+            RouteNetlinkMessage::NewRule(m),
+            NLM_F_CREATE | NLM_F_EXCL,
+            &format!("adding rule from {src} lookup {table}"),
+        )?;
+        Ok(())
+    }
+}
