@@ -14,7 +14,7 @@
 use super::clock::Clock;
 use super::frame::{Frame, MAX_FRAME, Pool, ipv4_endpoints};
 use super::pcap::Capture;
-use super::stats::{EmuReport, Lateness, RedTally};
+use super::stats::{EmuReport, Lateness, RedLog};
 use super::tun::Tun;
 use crate::plan::Plan;
 use anyhow::{Context, Result};
@@ -72,7 +72,9 @@ pub struct Emulator {
     config: EmuConfig,
     captures: Vec<Option<Capture>>,
     meter: LinkMeter,
-    red: Vec<RedTally>,
+    red: Vec<RedLog>,
+    /// Which directions run RED.
+    is_red: Vec<bool>,
     lateness: Lateness,
     counters: Counters,
 }
@@ -104,16 +106,11 @@ impl Emulator {
                 links.push(LinkDir::new(params, config.seed ^ (d as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)));
             }
         }
-        let red = links
+        let is_red: Vec<bool> = links
             .iter()
-            .map(|l| match l.params().aqm {
-                AqmParams::Red { .. } => RedTally {
-                    bucket: if l.params().limit_in_bytes { 1500.0 } else { 1.0 } / 4.0,
-                    ..Default::default()
-                },
-                AqmParams::DropTail => RedTally::default(),
-            })
+            .map(|l| matches!(l.params().aqm, AqmParams::Red { .. }))
             .collect();
+        let red = links.iter().map(|_| RedLog::default()).collect();
         let mut captures: Vec<Option<Capture>> = (0..sc.links.len()).map(|_| None).collect();
         for (l, path) in &config.captures {
             captures[*l] = Some(Capture::create(path)?);
@@ -141,6 +138,7 @@ impl Emulator {
             clock: Clock::starting_now(),
             meter: LinkMeter::new(sc),
             red,
+            is_red,
             lateness: Lateness::default(),
             counters: Counters::default(),
             captures,
@@ -233,9 +231,8 @@ impl Emulator {
     fn enter(&mut self, t: Nanos, frame: Frame) {
         let d = self.routes[frame.route as usize][frame.hop as usize];
         let link = &mut self.links[d];
-        let tally = !self.red[d].bucket.is_nan() && self.red[d].bucket > 0.0;
         let result = link.enqueue(t, frame);
-        if tally {
+        if self.is_red[d] {
             let early = matches!(result, Enqueued::Dropped(_, DropReason::Early));
             let avg = link.red_average().unwrap_or(0.0);
             self.red[d].record(avg, early);

@@ -12,4 +12,4 @@ pub mod tun;
 
 pub use clock::Clock;
 pub use engine::{EmuConfig, Emulator};
-pub use stats::{EmuReport, Lateness, RedTally};
+pub use stats::{EmuReport, Lateness, RedLog};

@@ -45,24 +45,20 @@ impl Lateness {
     }
 }
 
-/// RED's decisions on one link direction, by the average queue length at each arrival.
+/// RED's decisions on one link direction, in order: the average queue length each
+/// arrival saw and whether RED dropped it early. Kept for the first million arrivals.
 #[derive(Clone, Debug, Default)]
-pub struct RedTally {
-    /// Width of a bucket of the average, in the queue's unit (packets or bytes).
-    pub bucket: f64,
-    pub arrivals: Vec<u64>,
-    pub early_drops: Vec<u64>,
+pub struct RedLog {
+    pub decisions: Vec<(f32, bool)>,
 }
 
-impl RedTally {
+impl RedLog {
+    const CAP: usize = 1 << 20;
+
     pub fn record(&mut self, avg: f64, dropped_early: bool) {
-        let b = (avg / self.bucket).max(0.0) as usize;
-        if self.arrivals.len() <= b {
-            self.arrivals.resize(b + 1, 0);
-            self.early_drops.resize(b + 1, 0);
+        if self.decisions.len() < Self::CAP {
+            self.decisions.push((avg as f32, dropped_early));
         }
-        self.arrivals[b] += 1;
-        self.early_drops[b] += dropped_early as u64;
     }
 }
 
@@ -73,7 +69,7 @@ pub struct EmuReport {
     pub measured: Measured,
     pub lateness: Lateness,
     /// Per link direction; empty for drop-tail links.
-    pub red: Vec<RedTally>,
+    pub red: Vec<RedLog>,
     /// Packets read from the devices.
     pub read_pkts: u64,
     pub read_bytes: u64,
