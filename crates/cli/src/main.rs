@@ -4,6 +4,7 @@ mod agent;
 mod bench;
 mod cc;
 mod cc_bench;
+mod kernel_run;
 mod run;
 
 use anyhow::Result;
@@ -27,7 +28,8 @@ enum Command {
     /// Run every variant of a scenario and write summary.json, series and a table.
     Run {
         scenario: PathBuf,
-        /// Backend: `sim` (the packet-level simulator).
+        /// Backend: `sim` (the packet-level simulator) or `kernel` (real Linux TCP/MPTCP
+        /// through the real-time emulator; root, real time).
         #[arg(long, default_value = "sim")]
         backend: String,
         /// Results folder (replaced if it exists); default results/<scenario name>.
@@ -45,6 +47,12 @@ enum Command {
         /// Exit with status 1 when a check against published figures fails.
         #[arg(long)]
         strict: bool,
+        /// Kernel backend: capture this link (repeatable) to OUT/pcap/<variant>-seed<N>-<link>.pcap.
+        #[arg(long, value_name = "LINK")]
+        pcap: Vec<String>,
+        /// Run for this long instead of the scenario's duration (e.g. 60s).
+        #[arg(long)]
+        duration: Option<String>,
     },
     /// Validate a scenario (or every .toml in a folder) without running it.
     Check {
@@ -133,8 +141,21 @@ fn main() -> ExitCode {
             set,
             report,
             strict,
-        } => run::run(&scenario, &backend, out, seeds, &set, report)
-            .map(|all_pass| all_pass || !strict),
+            pcap,
+            duration,
+        } => run::run(
+            &scenario,
+            &run::RunArgs {
+                backend,
+                out,
+                seeds,
+                set,
+                report,
+                pcap,
+                duration,
+            },
+        )
+        .map(|all_pass| all_pass || !strict),
         Command::Check { scenarios, set } => run::check(&scenarios, &set),
         Command::Report { dir } => report::write_report(&dir).map(|p| {
             println!("wrote {}", p.display());

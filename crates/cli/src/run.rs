@@ -1,6 +1,6 @@
 //! `run` and `check`.
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use report::{summarize, write_results};
 use scenario::{LoadOptions, Scenario, load_file};
@@ -58,25 +58,44 @@ pub fn check(paths: &[PathBuf], set: &[String]) -> Result<bool> {
     Ok(ok)
 }
 
-/// Runs every variant with every seed; returns whether all checks passed.
-pub fn run(
-    path: &Path,
-    backend: &str,
-    out: Option<PathBuf>,
-    seeds: u32,
-    set: &[String],
-    with_report: bool,
-) -> Result<bool> {
-    if backend != "sim" {
-        bail!("backend `{backend}` is not available in this build; expected `sim`");
-    }
-    if seeds == 0 {
-        bail!("--seeds must be at least 1");
-    }
-    let variants = load(path, set)?;
-    let out = out.unwrap_or_else(|| PathBuf::from("results").join(&variants[0].name));
+/// How `run` was asked to run.
+pub struct RunArgs {
+    pub backend: String,
+    pub out: Option<PathBuf>,
+    pub seeds: u32,
+    pub set: Vec<String>,
+    pub report: bool,
+    /// Links to capture (kernel backend).
+    pub pcap: Vec<String>,
+    /// A shorter run than the scenario's.
+    pub duration: Option<String>,
+}
 
-    let total = variants.len() as u64 * seeds as u64;
+/// Cuts every variant to `duration` (flows that would stop later stop then).
+fn shorten(variants: &mut [Scenario], duration: &str) -> Result<()> {
+    let d = scenario::units::Duration::parse(duration)
+        .map_err(|e| anyhow::anyhow!("--duration {duration}: {e}"))?;
+    for sc in variants {
+        if d.0 <= sc.measure.warmup.0 {
+            bail!(
+                "--duration {duration}: {} measures nothing before its warm-up of {}",
+                sc.name,
+                sc.measure.warmup
+            );
+        }
+        sc.duration = d;
+        for f in &mut sc.flows {
+            f.stop = f.stop.min(d);
+            if f.start >= d {
+                bail!("--duration {duration}: flow {} of {} would not start", f.name, sc.name);
+            }
+        }
+        sc.events.retain(|e| e.at < d);
+    }
+    Ok(())
+}
+
+fn progress_bar(total: u64) -> ProgressBar {
     let bar = ProgressBar::new(total * 1000);
     if !std::io::stderr().is_terminal() {
         bar.set_draw_target(ProgressDrawTarget::hidden());
@@ -85,37 +104,131 @@ pub fn run(
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {percent}% {msg}")
             .expect("valid template"),
     );
-    let mut runs = Vec::new();
-    for (i, sc) in variants.iter().enumerate() {
-        let mut rs = Vec::new();
-        for k in 0..seeds {
-            let seed = sc.seed + k as u64;
-            bar.set_message(format!(
-                "{} seed {seed}",
-                if sc.variant.is_empty() {
-                    "default"
-                } else {
-                    &sc.variant
-                }
-            ));
-            let base = (i as u64 * seeds as u64 + k as u64) * 1000;
-            rs.push(sim::run(sc, seed, |f| {
-                bar.set_position(base + (f * 1000.0) as u64)
-            }));
-        }
-        runs.push(rs);
-    }
-    bar.finish_and_clear();
+    bar
+}
 
-    let summary = summarize(&variants, &runs, backend);
+fn label(sc: &Scenario) -> &str {
+    if sc.variant.is_empty() {
+        "default"
+    } else {
+        &sc.variant
+    }
+}
+
+/// Runs every variant with every seed; returns whether all checks passed.
+pub fn run(path: &Path, args: &RunArgs) -> Result<bool> {
+    if args.seeds == 0 {
+        bail!("--seeds must be at least 1");
+    }
+    let mut variants = load(path, &args.set)?;
+    if let Some(d) = &args.duration {
+        shorten(&mut variants, d)?;
+    }
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("results").join(&variants[0].name));
+    let seeds = args.seeds;
+    let (variants, runs) = match args.backend.as_str() {
+        "sim" => {
+            let bar = progress_bar(variants.len() as u64 * seeds as u64);
+            let mut runs = Vec::new();
+            for (i, sc) in variants.iter().enumerate() {
+                let mut rs = Vec::new();
+                for k in 0..seeds {
+                    let seed = sc.seed + k as u64;
+                    bar.set_message(format!("{} seed {seed}", label(sc)));
+                    let base = (i as u64 * seeds as u64 + k as u64) * 1000;
+                    rs.push(sim::run(sc, seed, |f| {
+                        bar.set_position(base + (f * 1000.0) as u64)
+                    }));
+                }
+                runs.push(rs);
+            }
+            bar.finish_and_clear();
+            (variants, runs)
+        }
+        "kernel" => run_kernel(variants, args, &out)?,
+        other => bail!("unknown backend `{other}`: expected `sim` or `kernel`"),
+    };
+
+    let summary = summarize(&variants, &runs, &args.backend);
     write_results(&out, &summary, &runs)?;
     print_table(&summary);
     println!("results in {}", out.display());
-    if with_report {
+    if args.report {
         let p = report::write_report(&out)?;
         println!("report in {}", p.display());
     }
     Ok(summary.all_pass())
+}
+
+type Runs = (Vec<Scenario>, Vec<Vec<scenario::RunResult>>);
+
+/// The variants this kernel can run, each with every seed, in real time.
+fn run_kernel(variants: Vec<Scenario>, args: &RunArgs, out: &Path) -> Result<Runs> {
+    let mut session = crate::kernel_run::KernelSession::start()?;
+    let mut runnable = Vec::new();
+    for sc in variants {
+        match session.unsupported(&sc) {
+            Some(why) => eprintln!("skipping variant {}: {why}", label(&sc)),
+            None => runnable.push(sc),
+        }
+    }
+    if runnable.is_empty() {
+        bail!("no variant of this scenario can run on the kernel backend");
+    }
+    let seeds = args.seeds;
+    let total_s: f64 = runnable.iter().map(|v| v.duration.secs()).sum::<f64>() * seeds as f64;
+    eprintln!(
+        "kernel backend: {} variant(s) x {seeds} seed(s), {:.0} s of real time",
+        runnable.len(),
+        total_s
+    );
+    let bar = progress_bar(runnable.len() as u64 * seeds as u64);
+    let mut runs = Vec::new();
+    for (i, sc) in runnable.iter().enumerate() {
+        session.prepare(sc)?;
+        let mut rs = Vec::new();
+        for k in 0..seeds {
+            let seed = sc.seed + k as u64;
+            bar.set_message(format!("{} seed {seed}", label(sc)));
+            let base = (i as u64 * seeds as u64 + k as u64) * 1000;
+            let captures = crate::kernel_run::captures(sc, &args.pcap, out, seed)?;
+            let run = session
+                .run(sc, seed, captures, |f| bar.set_position(base + (f * 1000.0) as u64))
+                .with_context(|| format!("{} seed {seed}", label(sc)))?;
+            let e = &run.emulator;
+            let line = format!(
+                "{} seed {seed}: emulator {} packets, {:.0} MB, late p50 {} us p99 {} us, {} refused by a full device",
+                label(sc),
+                e.written_pkts,
+                e.written_bytes as f64 / 1e6,
+                e.lateness.quantile_us(0.5).unwrap_or(0),
+                e.lateness.quantile_us(0.99).unwrap_or(0),
+                e.device_drops
+            );
+            if bar.is_hidden() {
+                eprintln!("{line}");
+            } else {
+                bar.println(line);
+            }
+            let mut result = run.result;
+            for (name, v) in [
+                ("emulator.late_p50_us", e.lateness.quantile_us(0.5)),
+                ("emulator.late_p99_us", e.lateness.quantile_us(0.99)),
+                ("emulator.device_drops", Some(e.device_drops)),
+            ] {
+                if let Some(v) = v {
+                    result.metrics.insert(name.into(), v as f64);
+                }
+            }
+            rs.push(result);
+        }
+        runs.push(rs);
+    }
+    bar.finish_and_clear();
+    Ok((runnable, runs))
 }
 
 fn print_table(s: &report::Summary) {

@@ -241,29 +241,25 @@ fn evaluate_order(o: &OrderSpec, variants: &[Scenario], vs: &[VariantSummary]) -
     }
     groups
         .into_iter()
-        .map(|(context, members)| {
-            let values: Vec<(String, Option<f64>)> = o
-                .ascending
-                .iter()
-                .map(|want| {
-                    let want = display_value(want);
-                    let v = members
-                        .iter()
-                        .find(|&&i| {
-                            variants[i]
-                                .params
-                                .get(&o.param)
-                                .is_some_and(|p| display_value(p) == want)
-                        })
-                        .and_then(|&i| ratio_of(&o.metric, o.over.as_deref(), &vs[i].metrics));
-                    (want, v)
-                })
-                .collect();
+        .filter_map(|(context, members)| {
+            let mut values: Vec<(String, Option<f64>)> = Vec::new();
+            for want in &o.ascending {
+                let want = display_value(want);
+                // A variant that was not run (fixed by --set, or beyond a backend) makes
+                // the ordering moot here, not false.
+                let i = members.iter().copied().find(|&i| {
+                    variants[i]
+                        .params
+                        .get(&o.param)
+                        .is_some_and(|p| display_value(p) == want)
+                })?;
+                values.push((want, ratio_of(&o.metric, o.over.as_deref(), &vs[i].metrics)));
+            }
             let pass = values.windows(2).all(|w| match (w[0].1, w[1].1) {
                 (Some(a), Some(b)) => b > a && b >= a * o.min_ratio,
                 _ => false,
             });
-            OrderCheck {
+            Some(OrderCheck {
                 statement: o.statement.clone(),
                 metric: o.metric.clone(),
                 over: o.over.clone(),
@@ -273,7 +269,7 @@ fn evaluate_order(o: &OrderSpec, variants: &[Scenario], vs: &[VariantSummary]) -
                 min_ratio: o.min_ratio,
                 pass,
                 source: o.source.clone(),
-            }
+            })
         })
         .collect()
 }

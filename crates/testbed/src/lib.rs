@@ -7,6 +7,7 @@
 //! removes what a dead process left behind.
 
 pub mod agent;
+pub mod backend;
 pub mod cleanup;
 pub mod netns;
 
@@ -16,3 +17,4 @@ pub mod network;
 pub mod emu;
 pub mod hosts;
 pub mod plan;
+pub mod sockinfo;

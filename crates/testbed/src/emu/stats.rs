@@ -82,4 +82,6 @@ pub struct EmuReport {
     pub device_drops: u64,
     /// Seconds the emulator ran.
     pub ran_s: f64,
+    /// Whether it ran at real-time priority.
+    pub realtime: bool,
 }

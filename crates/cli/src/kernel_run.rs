@@ -1,0 +1,152 @@
+//! `run --backend kernel`: what the kernel backend needs from this machine around the runs.
+//! Checks (root, MPTCP, TUN, BPF), removal of a crashed run's leftovers, a private copy of
+//! the eBPF congestion controls the scenario names (registered as `m<pid>lia`, ...; removed
+//! at the end, on error and on Ctrl-C, and by the next run if this one dies), and the
+//! variants this kernel can run.
+
+use anyhow::{Context, Result, bail};
+use mptcp_bpf::{Algorithm, Registry};
+use scenario::Scenario;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use testbed::backend::{KernelOptions, KernelRun};
+use testbed::cleanup;
+
+pub struct KernelSession {
+    registry: Registry,
+    installed: Vec<Algorithm>,
+    pub cc_names: BTreeMap<String, String>,
+    pub interrupted: Arc<AtomicBool>,
+}
+
+/// What this machine lacks for the kernel backend, if anything.
+fn check_machine() -> Result<()> {
+    mptcp_bpf::system::require_root("run --backend kernel")?;
+    if !Path::new("/proc/sys/net/mptcp/enabled").exists() {
+        bail!("this kernel has no MPTCP (/proc/sys/net/mptcp is missing; CONFIG_MPTCP=y is needed)");
+    }
+    if !Path::new("/dev/net/tun").exists() {
+        bail!("no /dev/net/tun: the emulator needs TUN devices (modprobe tun)");
+    }
+    Ok(())
+}
+
+/// Names the kernel knows without us (built-in or loaded modules).
+fn kernel_algorithms() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+    names.push("reno".into());
+    names
+}
+
+impl KernelSession {
+    pub fn start() -> Result<KernelSession> {
+        check_machine()?;
+        for what in cleanup::remove_leftovers() {
+            eprintln!("removed a crashed run's {what}");
+        }
+        let interrupted = Arc::new(AtomicBool::new(false));
+        let flag = interrupted.clone();
+        // A second Ctrl-C while cleaning up is ignored: the clean-up finishes.
+        ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
+            .context("installing the Ctrl-C handler")?;
+        Ok(KernelSession {
+            registry: Registry {
+                root: PathBuf::from("/sys/fs/bpf").join(cleanup::owned_name("cc")),
+                prefix: format!("m{}", std::process::id() % 100_000),
+            },
+            installed: Vec::new(),
+            cc_names: BTreeMap::new(),
+            interrupted,
+        })
+    }
+
+    /// Why this kernel cannot run `sc`, if it cannot: an algorithm with neither an eBPF
+    /// program of ours nor a kernel implementation.
+    pub fn unsupported(&self, sc: &Scenario) -> Option<String> {
+        let kernel = kernel_algorithms();
+        let missing: Vec<&str> = sc
+            .flows
+            .iter()
+            .map(|f| f.cc.as_str())
+            .filter(|cc| Algorithm::parse(cc).is_err() && !kernel.iter().any(|k| k == cc))
+            .collect();
+        (!missing.is_empty()).then(|| {
+            format!(
+                "no kernel implementation of {} (eBPF programs exist for lia, olia, balia, wvegas)",
+                missing.join(", ")
+            )
+        })
+    }
+
+    /// Installs the eBPF algorithms `sc` uses that are not installed yet.
+    pub fn prepare(&mut self, sc: &Scenario) -> Result<()> {
+        for f in &sc.flows {
+            let Ok(a) = Algorithm::parse(&f.cc) else {
+                continue;
+            };
+            if !self.installed.contains(&a) {
+                self.registry
+                    .install(a)
+                    .with_context(|| format!("installing {}", a.name()))?;
+                self.installed.push(a);
+                self.cc_names
+                    .insert(a.name().to_string(), self.registry.name_of(a));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn run(
+        &self,
+        sc: &Scenario,
+        seed: u64,
+        captures: Vec<(usize, PathBuf)>,
+        progress: impl FnMut(f64),
+    ) -> Result<KernelRun> {
+        if self.interrupted.load(Ordering::SeqCst) {
+            bail!("interrupted");
+        }
+        let opts = KernelOptions {
+            cc_names: self.cc_names.clone(),
+            captures,
+            interrupted: self.interrupted.clone(),
+        };
+        testbed::backend::run(sc, seed, &opts, progress)
+    }
+}
+
+impl Drop for KernelSession {
+    fn drop(&mut self) {
+        for a in &self.installed {
+            if let Err(e) = self.registry.remove(*a, true) {
+                eprintln!("removing {}: {e:#}", self.registry.name_of(*a));
+            }
+        }
+        let _ = std::fs::remove_dir_all(&self.registry.root);
+    }
+}
+
+/// `--pcap LINK`: the link ids and capture files of one run.
+pub fn captures(sc: &Scenario, links: &[String], dir: &Path, seed: u64) -> Result<Vec<(usize, PathBuf)>> {
+    links
+        .iter()
+        .map(|name| {
+            let id = sc.links.iter().position(|l| &l.name == name).with_context(|| {
+                let known: Vec<&str> = sc.links.iter().map(|l| l.name.as_str()).collect();
+                format!("--pcap {name}: no such link; links are {}", known.join(", "))
+            })?;
+            let variant = if sc.variant.is_empty() {
+                "default".to_string()
+            } else {
+                sc.variant.replace(['/', ' '], "_")
+            };
+            Ok((id, dir.join("pcap").join(format!("{variant}-seed{seed}-{name}.pcap"))))
+        })
+        .collect()
+}

@@ -1,0 +1,280 @@
+//! The traffic of one flow on real sockets: a sender in the source host's namespace that
+//! follows the flow's traffic model, and a receiver in the destination's that counts what
+//! the application reads. Both are threads of this process, so a run leaves no processes
+//! behind, and they share counters with the sampler instead of printing reports.
+
+use crate::emu::Clock;
+use crate::netns::Netns;
+use anyhow::{Context, Result};
+use measure::FlowSlot;
+use rand::SeedableRng;
+use rand_distr::{Distribution, Exp};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use scenario::spec::TrafficSpec;
+use scenario::units::Size;
+use socket2::{Domain, Protocol, SockAddr, Socket, Type};
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use std::io::{Read, Write};
+use std::os::fd::AsFd;
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// IPPROTO_MPTCP from linux/in.h.
+const IPPROTO_MPTCP: i32 = 262;
+/// How often a blocked agent looks at the clock and the stop flag.
+const POLL: Duration = Duration::from_millis(50);
+/// Payload bytes of a packet, for sizes given in packets (as the simulator counts them).
+const MSS: u64 = 1460;
+
+#[derive(Clone, Debug)]
+pub struct FlowPlan {
+    pub slot: FlowSlot,
+    pub to: SocketAddr,
+    /// Local address of each subflow's path, in subflow order.
+    pub sources: Vec<Ipv4Addr>,
+    /// Local address of each of the group's paths, best first (reconnects move along).
+    pub paths: Vec<Ipv4Addr>,
+    /// As registered with the kernel.
+    pub cc: String,
+    pub mptcp: bool,
+    pub traffic: TrafficSpec,
+    pub rcv_buffer: Option<Size>,
+    pub reconnect_after: Option<u64>,
+    pub seed: u64,
+}
+
+/// What the agents of one flow share with the sampler.
+#[derive(Default)]
+pub struct FlowShared {
+    /// Bytes the receiving application has read, over all connections of the flow.
+    pub delivered: AtomicU64,
+    /// Completion time of a finite transfer, ns after the flow's start (0: not yet).
+    fct_ns: AtomicU64,
+    /// The connection the receiver reads now, and the one the sender writes.
+    pub receiving: Mutex<Option<Arc<TcpStream>>>,
+    pub sending: Mutex<Option<Arc<TcpStream>>>,
+}
+
+impl FlowShared {
+    pub fn fct_s(&self) -> Option<f64> {
+        match self.fct_ns.load(Ordering::Relaxed) {
+            0 => None,
+            ns => Some(ns as f64 / 1e9),
+        }
+    }
+}
+
+fn new_socket(mptcp: bool) -> Result<Socket> {
+    let protocol = if mptcp {
+        Protocol::from(IPPROTO_MPTCP)
+    } else {
+        Protocol::TCP
+    };
+    Socket::new(Domain::IPV4, Type::STREAM, Some(protocol)).with_context(|| {
+        if mptcp {
+            "creating an MPTCP socket (is net.mptcp.enabled 1?)".to_string()
+        } else {
+            "creating a TCP socket".to_string()
+        }
+    })
+}
+
+fn transient(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::{Interrupted, TimedOut, WouldBlock};
+    matches!(e.kind(), WouldBlock | TimedOut | Interrupted)
+}
+
+/// Listens on the flow's port and reads every connection the sender opens, to the end.
+pub fn start_receiver(
+    ns: &Netns,
+    plan: FlowPlan,
+    shared: Arc<FlowShared>,
+    clock: Clock,
+    stop: Arc<AtomicBool>,
+) -> Result<JoinHandle<Result<()>>> {
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    let handle = ns.thread(move || {
+        let socket = new_socket(plan.mptcp)?;
+        socket.set_reuse_address(true)?;
+        if let Some(b) = plan.rcv_buffer {
+            // The kernel doubles it for its own overhead: what is left is about the window.
+            socket.set_recv_buffer_size((b.bytes(MSS) / 2).max(1) as usize)?;
+        }
+        socket
+            .bind(&SockAddr::from(plan.to))
+            .with_context(|| format!("binding {}", plan.to))?;
+        socket.listen(64)?;
+        // An MPTCP listener ignores SO_RCVTIMEO: wait for connections in poll(2) instead.
+        socket.set_nonblocking(true)?;
+        let listener: TcpListener = socket.into();
+        let _ = ready_tx.send(());
+        let file_size = match plan.traffic {
+            TrafficSpec::File { size } => Some(size.bytes(MSS)),
+            _ => None,
+        };
+        let mut readers = Vec::new();
+        while !stop.load(Ordering::Relaxed) {
+            let mut fds = [PollFd::new(listener.as_fd(), PollFlags::POLLIN)];
+            let _ = poll(&mut fds, PollTimeout::from(POLL.as_millis() as u16));
+            let (stream, _) = match listener.accept() {
+                Ok(c) => c,
+                Err(e) if transient(&e) => continue,
+                Err(e) => return Err(e).context("accepting a connection"),
+            };
+            stream.set_nonblocking(false)?;
+            stream.set_read_timeout(Some(POLL))?;
+            let stream = Arc::new(stream);
+            *shared.receiving.lock().unwrap_or_else(|e| e.into_inner()) = Some(stream.clone());
+            let (shared, stop, start) = (shared.clone(), stop.clone(), plan.slot.start);
+            readers.push(std::thread::spawn(move || {
+                read_all(&stream, &shared, &stop, clock, start, file_size)
+            }));
+        }
+        for r in readers {
+            let _ = r.join();
+        }
+        Ok(())
+    })?;
+    ready_rx
+        .recv_timeout(Duration::from_secs(10))
+        .context("the receiver did not start listening")?;
+    Ok(handle)
+}
+
+fn read_all(
+    mut stream: &TcpStream,
+    shared: &FlowShared,
+    stop: &AtomicBool,
+    clock: Clock,
+    start: u64,
+    file_size: Option<u64>,
+) {
+    let mut buf = vec![0u8; 1 << 17];
+    while !stop.load(Ordering::Relaxed) {
+        match stream.read(&mut buf) {
+            Ok(0) => return,
+            Ok(n) => {
+                let total = shared.delivered.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
+                if file_size.is_some_and(|s| total >= s) {
+                    let _ = shared.fct_ns.compare_exchange(
+                        0,
+                        clock.now().saturating_sub(start).max(1),
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                    );
+                }
+            }
+            Err(e) if transient(&e) => {}
+            Err(_) => return,
+        }
+    }
+}
+
+/// Opens a connection from `from` with the flow's algorithm.
+fn connect(plan: &FlowPlan, from: Ipv4Addr, clock: Clock, until: u64) -> Result<TcpStream> {
+    loop {
+        let socket = new_socket(plan.mptcp)?;
+        socket
+            .set_tcp_congestion(plan.cc.as_bytes())
+            .with_context(|| format!("TCP_CONGESTION {} (is it installed?)", plan.cc))?;
+        socket
+            .bind(&SockAddr::from(SocketAddr::new(from.into(), 0)))
+            .with_context(|| format!("binding {from}"))?;
+        match socket.connect_timeout(&SockAddr::from(plan.to), Duration::from_secs(3)) {
+            Ok(()) => {
+                socket.set_write_timeout(Some(POLL))?;
+                return Ok(socket.into());
+            }
+            // The receiver is up before any sender starts; a refusal or a timeout is the
+            // network's (a link that is down): try again while the flow should run.
+            Err(e) if clock.now() < until => {
+                let _ = e;
+                std::thread::sleep(POLL);
+            }
+            Err(e) => return Err(e).with_context(|| format!("connecting to {}", plan.to)),
+        }
+    }
+}
+
+/// Sends per the flow's traffic model, from its start to its stop.
+pub fn start_sender(
+    ns: &Netns,
+    plan: FlowPlan,
+    shared: Arc<FlowShared>,
+    clock: Clock,
+    stop: Arc<AtomicBool>,
+) -> Result<JoinHandle<Result<()>>> {
+    ns.thread(move || {
+        clock.sleep_until(plan.slot.start);
+        let end = plan.slot.stop;
+        let running = || !stop.load(Ordering::Relaxed) && clock.now() < end;
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(plan.seed);
+        let mut remaining = match plan.traffic {
+            TrafficSpec::File { size } => size.bytes(MSS),
+            _ => u64::MAX,
+        };
+        let mut path = 0usize;
+        let chunk = vec![0x5au8; 1 << 16];
+        while running() && remaining > 0 {
+            // A burst of an on/off source ends at its own time; other sources at the stop.
+            let burst_end = match plan.traffic {
+                TrafficSpec::Onoff { burst, .. } => {
+                    let d = Exp::new(1.0 / burst.secs().max(1e-9))?.sample(&mut rng);
+                    clock.now() + (d * 1e9) as u64
+                }
+                _ => u64::MAX,
+            };
+            // MPTCP's initial subflow leaves by its first path; the path manager adds the
+            // others. A TCP connection takes the path the application is on.
+            let from = if plan.mptcp {
+                plan.sources[0]
+            } else {
+                plan.paths.get(path).copied().unwrap_or(plan.sources[0])
+            };
+            let stream = match connect(&plan, from, clock, end) {
+                Ok(s) => Arc::new(s),
+                Err(_) if !running() => break,
+                Err(e) => return Err(e),
+            };
+            *shared.sending.lock().unwrap_or_else(|e| e.into_inner()) = Some(stream.clone());
+            let mut last_progress = clock.now();
+            let mut gave_up = false;
+            while running() && remaining > 0 && clock.now() < burst_end {
+                let n = chunk.len().min(remaining.min(usize::MAX as u64) as usize);
+                match (&*stream).write(&chunk[..n]) {
+                    Ok(w) => {
+                        remaining = remaining.saturating_sub(w as u64);
+                        if w > 0 {
+                            last_progress = clock.now();
+                        }
+                    }
+                    Err(e) if transient(&e) => {}
+                    Err(_) => break,
+                }
+                if plan
+                    .reconnect_after
+                    .is_some_and(|after| clock.now() - last_progress >= after)
+                {
+                    gave_up = true;
+                    break;
+                }
+            }
+            let _ = stream.shutdown(std::net::Shutdown::Write);
+            *shared.sending.lock().unwrap_or_else(|e| e.into_inner()) = None;
+            drop(stream);
+            if gave_up {
+                // The application gives up on this connection and tries the next path.
+                path = (path + 1) % plan.paths.len().max(1);
+                continue;
+            }
+            if let TrafficSpec::Onoff { idle, .. } = plan.traffic {
+                let d = Exp::new(1.0 / idle.secs().max(1e-9))?.sample(&mut rng);
+                clock.sleep_until((clock.now() + (d * 1e9) as u64).min(end));
+            }
+        }
+        Ok(())
+    })
+}

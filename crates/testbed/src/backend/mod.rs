@@ -1,0 +1,241 @@
+//! The kernel backend: a scenario run on real Linux TCP and MPTCP. The hosts are network
+//! namespaces joined by the emulator; each flow is a sending and a receiving agent with
+//! real sockets; a sampler reads what the receivers got and what the kernel says of each
+//! subflow; the result has the simulator's form, metrics computed by the same `measure`.
+
+mod agents;
+mod sampler;
+
+use crate::emu::{EmuConfig, EmuReport};
+use crate::network::Network;
+use agents::{FlowPlan, FlowShared};
+use anyhow::{Context, Result, bail};
+use measure::{FlowMeter, FlowSlot};
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use scenario::Scenario;
+use scenario::results::{RunResult, RunStats};
+use std::collections::BTreeMap;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+/// First receiving port; flow `i` of the run listens on `BASE_PORT + i`.
+const BASE_PORT: u16 = 5001;
+
+pub struct KernelOptions {
+    /// Scenario congestion-control name -> the name registered with the kernel.
+    pub cc_names: BTreeMap<String, String>,
+    /// Links to capture, and where.
+    pub captures: Vec<(usize, PathBuf)>,
+    /// Set on Ctrl-C: the run stops and cleans up.
+    pub interrupted: Arc<AtomicBool>,
+}
+
+/// Everything a run of one variant with one seed produced.
+pub struct KernelRun {
+    pub result: RunResult,
+    pub emulator: EmuReport,
+}
+
+/// Start times (with the seeded jitter) and stop times of every flow, as the simulator
+/// lays them out.
+fn flow_slots(sc: &Scenario, seed: u64) -> Vec<FlowSlot> {
+    let mut slots = Vec::new();
+    for (g, group) in sc.flows.iter().enumerate() {
+        for i in 0..group.count {
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(
+                seed ^ (slots.len() as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            );
+            let jitter = match group.start_jitter.nanos() {
+                0 => 0,
+                j => rng.random_range(0..j),
+            };
+            slots.push(FlowSlot {
+                group: g,
+                index: i,
+                start: group.start_of(i).nanos() + jitter,
+                stop: group.stop.nanos(),
+            });
+        }
+    }
+    slots
+}
+
+/// The addresses each flow uses: where it connects to, and the local address of each of its
+/// group's paths (subflow `k` leaves from `sources[k]`).
+fn flow_plans(net: &Network, sc: &Scenario, slots: &[FlowSlot], opts: &KernelOptions) -> Result<Vec<FlowPlan>> {
+    let mut plans = Vec::new();
+    for (i, slot) in slots.iter().enumerate() {
+        let group = &sc.flows[slot.group];
+        let first = group
+            .subflow_paths
+            .first()
+            .context("a flow without a path")?;
+        let dst = net
+            .plan
+            .address_of_route_end(first)
+            .context("a flow's path ends at no host interface")?;
+        let source_of = |hops: &[usize]| -> Result<Ipv4Addr> {
+            let out = *hops.first().context("an empty path")?;
+            net.plan
+                .port_of(group.src, out)
+                .map(|p| p.addr)
+                .context("a path that leaves from no interface of its host")
+        };
+        let sources = group
+            .subflow_paths
+            .iter()
+            .map(|r| source_of(&r.hops))
+            .collect::<Result<Vec<_>>>()?;
+        // A TCP application that reconnects moves on through the group's paths.
+        let paths = group
+            .paths
+            .iter()
+            .map(|r| source_of(&r.hops))
+            .collect::<Result<Vec<_>>>()?;
+        let cc = opts
+            .cc_names
+            .get(&group.cc)
+            .cloned()
+            .unwrap_or_else(|| group.cc.clone());
+        plans.push(FlowPlan {
+            slot: slot.clone(),
+            to: SocketAddr::new(dst.into(), BASE_PORT + i as u16),
+            sources,
+            paths,
+            cc,
+            mptcp: group.protocol == scenario::spec::Protocol::Mptcp,
+            traffic: group.traffic.clone(),
+            rcv_buffer: group.rcv_buffer,
+            reconnect_after: group.reconnect_after.map(|d| d.nanos()),
+            seed: seed_of(slot, i),
+        });
+    }
+    Ok(plans)
+}
+
+fn seed_of(slot: &FlowSlot, i: usize) -> u64 {
+    slot.start ^ ((i as u64 + 7) << 32)
+}
+
+/// Makes each sending host default to its flows' algorithm: Linux 6.18 may start a subflow
+/// that joins later with the namespace's default rather than the socket's TCP_CONGESTION.
+fn set_namespace_defaults(net: &Network, sc: &Scenario, plans: &[FlowPlan]) -> Vec<String> {
+    let mut notes = Vec::new();
+    let mut done = std::collections::BTreeSet::new();
+    for p in plans {
+        let src = sc.flows[p.slot.group].src;
+        if !done.insert(src) {
+            continue;
+        }
+        let ns = net.hosts.netns(src);
+        if let Err(e) = ns.set_default_cc(&p.cc) {
+            notes.push(format!(
+                "host {}: default congestion control left as is ({e:#}); flows set it per socket",
+                sc.nodes[src].name
+            ));
+        }
+    }
+    notes
+}
+
+/// Runs one variant with one seed. `progress` receives the fraction of the run done.
+pub fn run(
+    sc: &Scenario,
+    seed: u64,
+    opts: &KernelOptions,
+    mut progress: impl FnMut(f64),
+) -> Result<KernelRun> {
+    let started = Instant::now();
+    let slots = flow_slots(sc, seed);
+    let trace = sampler::trace_interval(sc);
+    let net = Network::start(
+        sc,
+        EmuConfig {
+            seed,
+            captures: opts.captures.clone(),
+            until: None,
+            trace_interval: trace,
+        },
+    )?;
+    let plans = flow_plans(&net, sc, &slots, opts)?;
+    let notes = set_namespace_defaults(&net, sc, &plans);
+    for n in &notes {
+        eprintln!("note: {n}");
+    }
+    let clock = net.clock();
+    let stop = Arc::new(AtomicBool::new(false));
+    let shared: Vec<Arc<FlowShared>> = plans.iter().map(|_| Arc::default()).collect();
+    let mut threads = Vec::new();
+    for (p, s) in plans.iter().zip(&shared) {
+        let group = &sc.flows[p.slot.group];
+        threads.push(agents::start_receiver(
+            net.hosts.netns(group.dst),
+            p.clone(),
+            s.clone(),
+            clock,
+            stop.clone(),
+        )?);
+        threads.push(agents::start_sender(
+            net.hosts.netns(group.src),
+            p.clone(),
+            s.clone(),
+            clock,
+            stop.clone(),
+        )?);
+    }
+    let mut meter = FlowMeter::new(sc, &slots);
+    let sampled = sampler::sample(
+        sc,
+        &plans,
+        &shared,
+        &mut meter,
+        clock,
+        &opts.interrupted,
+        &net,
+        &mut progress,
+    );
+    stop.store(true, Ordering::Relaxed);
+    let emulator = net.stop();
+    let mut agent_errors = Vec::new();
+    for t in threads {
+        match t.join() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => agent_errors.push(format!("{e:#}")),
+            Err(_) => agent_errors.push("an agent thread panicked".into()),
+        }
+    }
+    sampled?;
+    let emulator = emulator?;
+    if !agent_errors.is_empty() {
+        bail!("traffic agents failed: {}", agent_errors.join("; "));
+    }
+    let fct: Vec<Option<f64>> = shared.iter().map(|s| s.fct_s()).collect();
+    let mut measured = meter.finish(sc, &slots, &fct);
+    let link_part = measure::Measured {
+        metrics: emulator.measured.metrics.clone(),
+        flow_goodput_mbps: Default::default(),
+        series: emulator.measured.series.clone(),
+    };
+    measured.extend(link_part);
+    let result = RunResult {
+        scenario: sc.name.clone(),
+        variant: sc.variant.clone(),
+        backend: "kernel".into(),
+        seed,
+        params: sc.params.clone(),
+        metrics: measured.metrics,
+        flow_goodput_mbps: measured.flow_goodput_mbps,
+        series: measured.series,
+        stats: RunStats {
+            events: emulator.read_pkts,
+            packet_hops: emulator.links.iter().map(|l| l.tx_pkts).sum(),
+            simulated_s: sc.duration.secs(),
+            wall_s: started.elapsed().as_secs_f64(),
+        },
+    };
+    Ok(KernelRun { result, emulator })
+}

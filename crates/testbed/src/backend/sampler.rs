@@ -1,0 +1,164 @@
+//! The run's measuring loop: at every tick, the bytes each receiving application read since
+//! the last tick and those that arrived on each subflow; at every trace time, each
+//! subflow's window and RTT as the sending kernel has them.
+
+use super::agents::{FlowPlan, FlowShared};
+use crate::emu::Clock;
+use crate::network::Network;
+use crate::sockinfo::{mptcp_subflows, tcp_info};
+use anyhow::{Result, bail};
+use measure::FlowMeter;
+use net::Nanos;
+use scenario::Scenario;
+use std::net::Ipv4Addr;
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The sampling tick: goodput bins are whole multiples of it.
+const TICK: Nanos = 100_000_000;
+/// TCP_INFO's state of an established connection.
+const TCP_ESTABLISHED: u8 = 1;
+
+/// The window/RTT trace period (the goodput interval if the scenario names none), a whole
+/// number of ticks.
+pub fn trace_interval(sc: &Scenario) -> Nanos {
+    let t = sc
+        .measure
+        .trace_interval
+        .unwrap_or(sc.measure.interval)
+        .nanos();
+    (t / TICK).max(1) * TICK
+}
+
+/// Per flow, what the previous tick saw.
+#[derive(Default)]
+struct Seen {
+    delivered: u64,
+    /// The receiving connection, and the bytes each subflow had received on it.
+    receiving: usize,
+    subflow_bytes: Vec<u64>,
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn sample(
+    sc: &Scenario,
+    plans: &[FlowPlan],
+    shared: &[Arc<FlowShared>],
+    meter: &mut FlowMeter,
+    clock: Clock,
+    interrupted: &AtomicBool,
+    net: &Network,
+    progress: &mut impl FnMut(f64),
+) -> Result<()> {
+    if sc.measure.interval.nanos() % TICK != 0 {
+        bail!(
+            "the kernel backend samples every {} ms: measure.interval must be a multiple of it (it is {})",
+            TICK / 1_000_000,
+            sc.measure.interval
+        );
+    }
+    let end = sc.duration.nanos();
+    let trace = trace_interval(sc);
+    let mut seen: Vec<Seen> = plans.iter().map(|_| Seen::default()).collect();
+    let mut tick = TICK;
+    while tick <= end {
+        clock.sleep_until(tick);
+        if interrupted.load(Ordering::Relaxed) {
+            bail!("interrupted");
+        }
+        if !net.running() {
+            bail!("the emulator stopped early");
+        }
+        // Bytes read since the last tick belong to the interval that ends now.
+        let at = tick - 1;
+        for (i, (p, s)) in plans.iter().zip(shared).enumerate() {
+            let d = s.delivered.load(Ordering::Relaxed);
+            meter.delivered(at, i, d - seen[i].delivered);
+            seen[i].delivered = d;
+            if p.mptcp {
+                subflow_deliveries(meter, at, i, p, s, &mut seen[i]);
+            }
+        }
+        if tick % trace == 0 {
+            let table: Vec<Vec<(f32, f32)>> = plans
+                .iter()
+                .zip(shared)
+                .map(|(p, s)| windows(p, s))
+                .collect();
+            meter.trace(tick, |i, k| {
+                table[i].get(k).copied().unwrap_or((f32::NAN, f32::NAN))
+            });
+        }
+        progress(tick as f64 / end as f64);
+        tick += TICK;
+    }
+    Ok(())
+}
+
+/// Bytes that arrived on each subflow of the flow's receiving connection since last time.
+fn subflow_deliveries(
+    meter: &mut FlowMeter,
+    at: Nanos,
+    flow: usize,
+    plan: &FlowPlan,
+    shared: &FlowShared,
+    seen: &mut Seen,
+) {
+    let conn = shared
+        .receiving
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    let Some(conn) = conn else { return };
+    let id = Arc::as_ptr(&conn) as usize;
+    if seen.receiving != id {
+        seen.receiving = id;
+        seen.subflow_bytes = vec![0; plan.sources.len()];
+    }
+    for sf in mptcp_subflows(conn.as_raw_fd()) {
+        // At the receiver, a subflow's remote address is the sender's interface.
+        let Some(k) = sf.remote.and_then(|a| subflow_index(plan, *a.ip())) else {
+            continue;
+        };
+        let now = sf.info.tcpi_bytes_received;
+        let before = &mut seen.subflow_bytes[k];
+        if now > *before {
+            meter.subflow_received(at, flow, k, now - *before);
+        }
+        *before = now.max(*before);
+    }
+}
+
+fn subflow_index(plan: &FlowPlan, local: Ipv4Addr) -> Option<usize> {
+    plan.sources.iter().position(|&a| a == local)
+}
+
+/// (window in packets, smoothed RTT in ms) of each subflow of the flow's sending
+/// connection; NaN where a subflow is not established.
+fn windows(plan: &FlowPlan, shared: &FlowShared) -> Vec<(f32, f32)> {
+    let mut out = vec![(f32::NAN, f32::NAN); plan.sources.len()];
+    let conn = shared
+        .sending
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    let Some(conn) = conn else { return out };
+    let sample = |i: &libc::tcp_info| (i.tcpi_snd_cwnd as f32, i.tcpi_rtt as f32 / 1000.0);
+    if plan.mptcp {
+        for sf in mptcp_subflows(conn.as_raw_fd()) {
+            if sf.info.tcpi_state != TCP_ESTABLISHED {
+                continue;
+            }
+            if let Some(k) = sf.local.and_then(|a| subflow_index(plan, *a.ip())) {
+                out[k] = sample(&sf.info);
+            }
+        }
+    } else if let Some(i) = tcp_info(conn.as_raw_fd())
+        && i.tcpi_state == TCP_ESTABLISHED
+        && let Some(first) = out.first_mut()
+    {
+        *first = sample(&i);
+    }
+    out
+}

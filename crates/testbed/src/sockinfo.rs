@@ -1,0 +1,105 @@
+//! Socket statistics from the kernel: TCP_INFO of a TCP socket, and for an MPTCP socket
+//! the TCP_INFO and addresses of each subflow (MPTCP_TCPINFO and MPTCP_SUBFLOW_ADDRS,
+//! Linux 5.16+), which is what `ss -tiM` shows.
+
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::os::fd::RawFd;
+
+const SOL_MPTCP: libc::c_int = 284;
+const MPTCP_TCPINFO: libc::c_int = 2;
+const MPTCP_SUBFLOW_ADDRS: libc::c_int = 3;
+/// struct mptcp_subflow_data: four u32, 8-byte aligned.
+const SUBFLOW_DATA: usize = 16;
+/// struct mptcp_subflow_addrs: a local and a remote sockaddr_storage.
+const SUBFLOW_ADDRS: usize = 256;
+/// Most subflows a connection has (Linux allows 8, plus the initial one).
+const MAX_SUBFLOWS: usize = 9;
+
+/// One subflow now.
+#[derive(Clone)]
+pub struct SubflowInfo {
+    pub local: Option<SocketAddrV4>,
+    pub remote: Option<SocketAddrV4>,
+    pub info: libc::tcp_info,
+}
+
+pub fn tcp_info(fd: RawFd) -> Option<libc::tcp_info> {
+    // SAFETY: tcp_info is plain data; getsockopt fills at most `len` bytes of it.
+    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    let rc = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&mut info as *mut libc::tcp_info).cast(),
+            &mut len,
+        )
+    };
+    (rc == 0).then_some(info)
+}
+
+/// An MPTCP getsockopt returning per-subflow records of `size` bytes: the records.
+fn per_subflow(fd: RawFd, opt: libc::c_int, size: usize) -> Option<Vec<Vec<u8>>> {
+    let mut buf = vec![0u8; SUBFLOW_DATA + MAX_SUBFLOWS * size];
+    buf[0..4].copy_from_slice(&(SUBFLOW_DATA as u32).to_ne_bytes());
+    buf[12..16].copy_from_slice(&(size as u32).to_ne_bytes());
+    let mut len = buf.len() as libc::socklen_t;
+    // SAFETY: the kernel writes at most `len` bytes into the buffer we own.
+    let rc = unsafe { libc::getsockopt(fd, SOL_MPTCP, opt, buf.as_mut_ptr().cast(), &mut len) };
+    if rc != 0 {
+        return None;
+    }
+    let num = u32::from_ne_bytes(buf[4..8].try_into().ok()?) as usize;
+    let user = u32::from_ne_bytes(buf[12..16].try_into().ok()?) as usize;
+    let got = num
+        .min(MAX_SUBFLOWS)
+        .min((len as usize).saturating_sub(SUBFLOW_DATA) / user.max(1));
+    Some(
+        (0..got)
+            .map(|i| buf[SUBFLOW_DATA + i * user..SUBFLOW_DATA + (i + 1) * user].to_vec())
+            .collect(),
+    )
+}
+
+fn sockaddr_v4(b: &[u8]) -> Option<SocketAddrV4> {
+    let family = u16::from_ne_bytes([b[0], b[1]]);
+    if family != libc::AF_INET as u16 {
+        return None;
+    }
+    let port = u16::from_be_bytes([b[2], b[3]]);
+    Some(SocketAddrV4::new(Ipv4Addr::new(b[4], b[5], b[6], b[7]), port))
+}
+
+/// Every subflow of MPTCP socket `fd`; empty if it has none (or is not MPTCP).
+pub fn mptcp_subflows(fd: RawFd) -> Vec<SubflowInfo> {
+    let size = std::mem::size_of::<libc::tcp_info>();
+    let (Some(infos), Some(addrs)) = (
+        per_subflow(fd, MPTCP_TCPINFO, size),
+        per_subflow(fd, MPTCP_SUBFLOW_ADDRS, SUBFLOW_ADDRS),
+    ) else {
+        return Vec::new();
+    };
+    // Both lists walk the connection's subflow list; one that joined or left between the
+    // two calls shifts them, which the addresses reveal: pair them only if counts agree.
+    if infos.len() != addrs.len() {
+        return Vec::new();
+    }
+    infos
+        .iter()
+        .zip(&addrs)
+        .map(|(i, a)| {
+            // SAFETY: tcp_info is plain data and the record holds at least its size.
+            let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+            let n = i.len().min(size);
+            unsafe {
+                std::ptr::copy_nonoverlapping(i.as_ptr(), (&mut info as *mut libc::tcp_info).cast::<u8>(), n)
+            };
+            SubflowInfo {
+                local: sockaddr_v4(&a[0..128]),
+                remote: sockaddr_v4(&a[128..256]),
+                info,
+            }
+        })
+        .collect()
+}
