@@ -62,6 +62,8 @@ enum Command {
     },
     /// Write report.md and plots for a results folder.
     Report { dir: PathBuf },
+    /// Two results folders of one scenario side by side (e.g. sim and kernel), as Markdown.
+    Compare { a: PathBuf, b: PathBuf },
     /// Simulator benchmark: packet-hops and events per second, peak memory, on a dumbbell.
     Bench {
         /// Numbers of bulk flows to run, one measurement each.
@@ -157,6 +159,7 @@ fn main() -> ExitCode {
         )
         .map(|all_pass| all_pass || !strict),
         Command::Check { scenarios, set } => run::check(&scenarios, &set),
+        Command::Compare { a, b } => run::compare(&a, &b),
         Command::Report { dir } => report::write_report(&dir).map(|p| {
             println!("wrote {}", p.display());
             true

@@ -314,3 +314,19 @@ fn print_table(s: &report::Summary) {
         );
     }
 }
+
+/// `compare A B`: two results folders of one scenario side by side.
+pub fn compare(a: &Path, b: &Path) -> Result<bool> {
+    let (sa, sb) = (report::read_summary(a)?, report::read_summary(b)?);
+    if sa.scenario != sb.scenario {
+        bail!(
+            "{} holds {} and {} holds {}: compare results of one scenario",
+            a.display(),
+            sa.scenario,
+            b.display(),
+            sb.scenario
+        );
+    }
+    print!("{}", report::compare::compare(&sa, &sb));
+    Ok(true)
+}

@@ -2,6 +2,7 @@
 //! over seeds, comparison with published figures, Markdown reports and plots. Reads results
 //! only; knows nothing of the backends that produced them.
 
+pub mod compare;
 pub mod markdown;
 pub use markdown::write_report;
 pub mod plots;
