@@ -25,7 +25,9 @@ pub struct KernelSession {
 fn check_machine() -> Result<()> {
     mptcp_bpf::system::require_root("run --backend kernel")?;
     if !Path::new("/proc/sys/net/mptcp/enabled").exists() {
-        bail!("this kernel has no MPTCP (/proc/sys/net/mptcp is missing; CONFIG_MPTCP=y is needed)");
+        bail!(
+            "this kernel has no MPTCP (/proc/sys/net/mptcp is missing; CONFIG_MPTCP=y is needed)"
+        );
     }
     if !Path::new("/dev/net/tun").exists() {
         bail!("no /dev/net/tun: the emulator needs TUN devices (modprobe tun)");
@@ -35,11 +37,12 @@ fn check_machine() -> Result<()> {
 
 /// Names the kernel knows without us (built-in or loaded modules).
 fn kernel_algorithms() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
-        .unwrap_or_default()
-        .split_whitespace()
-        .map(String::from)
-        .collect();
+    let mut names: Vec<String> =
+        std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(String::from)
+            .collect();
     names.push("reno".into());
     names
 }
@@ -133,20 +136,36 @@ impl Drop for KernelSession {
 }
 
 /// `--pcap LINK`: the link ids and capture files of one run.
-pub fn captures(sc: &Scenario, links: &[String], dir: &Path, seed: u64) -> Result<Vec<(usize, PathBuf)>> {
+pub fn captures(
+    sc: &Scenario,
+    links: &[String],
+    dir: &Path,
+    seed: u64,
+) -> Result<Vec<(usize, PathBuf)>> {
     links
         .iter()
         .map(|name| {
-            let id = sc.links.iter().position(|l| &l.name == name).with_context(|| {
-                let known: Vec<&str> = sc.links.iter().map(|l| l.name.as_str()).collect();
-                format!("--pcap {name}: no such link; links are {}", known.join(", "))
-            })?;
+            let id = sc
+                .links
+                .iter()
+                .position(|l| &l.name == name)
+                .with_context(|| {
+                    let known: Vec<&str> = sc.links.iter().map(|l| l.name.as_str()).collect();
+                    format!(
+                        "--pcap {name}: no such link; links are {}",
+                        known.join(", ")
+                    )
+                })?;
             let variant = if sc.variant.is_empty() {
                 "default".to_string()
             } else {
                 sc.variant.replace(['/', ' '], "_")
             };
-            Ok((id, dir.join("pcap").join(format!("{variant}-seed{seed}-{name}.pcap"))))
+            Ok((
+                id,
+                dir.join("pcap")
+                    .join(format!("{variant}-seed{seed}-{name}.pcap")),
+            ))
         })
         .collect()
 }

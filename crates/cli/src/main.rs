@@ -4,6 +4,7 @@ mod agent;
 mod bench;
 mod cc;
 mod cc_bench;
+mod emu_bench;
 mod kernel_run;
 mod run;
 
@@ -62,6 +63,11 @@ enum Command {
     },
     /// Write report.md and plots for a results folder.
     Report { dir: PathBuf },
+    /// The real-time emulator.
+    Emu {
+        #[command(subcommand)]
+        action: EmuAction,
+    },
     /// Two results folders of one scenario side by side (e.g. sim and kernel), as Markdown.
     Compare { a: PathBuf, b: PathBuf },
     /// Simulator benchmark: packet-hops and events per second, peak memory, on a dumbbell.
@@ -86,6 +92,19 @@ enum Command {
     Agent {
         #[command(subcommand)]
         role: agent::Role,
+    },
+}
+
+#[derive(Subcommand)]
+enum EmuAction {
+    /// Throughput through one and three hops, and the delay it adds at 100 Mbit/s (root).
+    Bench {
+        /// Seconds per run.
+        #[arg(long, default_value_t = 5.0)]
+        seconds: f64,
+        /// Runs per measurement (the median is reported).
+        #[arg(long, default_value_t = 3)]
+        repeat: u32,
     },
 }
 
@@ -160,6 +179,9 @@ fn main() -> ExitCode {
         .map(|all_pass| all_pass || !strict),
         Command::Check { scenarios, set } => run::check(&scenarios, &set),
         Command::Compare { a, b } => run::compare(&a, &b),
+        Command::Emu {
+            action: EmuAction::Bench { seconds, repeat },
+        } => emu_bench::bench(seconds, repeat),
         Command::Report { dir } => report::write_report(&dir).map(|p| {
             println!("wrote {}", p.display());
             true

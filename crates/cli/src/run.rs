@@ -87,7 +87,11 @@ fn shorten(variants: &mut [Scenario], duration: &str) -> Result<()> {
         for f in &mut sc.flows {
             f.stop = f.stop.min(d);
             if f.start >= d {
-                bail!("--duration {duration}: flow {} of {} would not start", f.name, sc.name);
+                bail!(
+                    "--duration {duration}: flow {} of {} would not start",
+                    f.name,
+                    sc.name
+                );
             }
         }
         sc.events.retain(|e| e.at < d);
@@ -196,7 +200,9 @@ fn run_kernel(variants: Vec<Scenario>, args: &RunArgs, out: &Path) -> Result<Run
             let base = (i as u64 * seeds as u64 + k as u64) * 1000;
             let captures = crate::kernel_run::captures(sc, &args.pcap, out, seed)?;
             let run = session
-                .run(sc, seed, captures, |f| bar.set_position(base + (f * 1000.0) as u64))
+                .run(sc, seed, captures, |f| {
+                    bar.set_position(base + (f * 1000.0) as u64)
+                })
                 .with_context(|| format!("{} seed {seed}", label(sc)))?;
             let e = &run.emulator;
             let line = format!(

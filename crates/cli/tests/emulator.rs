@@ -70,7 +70,12 @@ fn ping_rtts(out: &str) -> [f64; 4] {
         .lines()
         .find(|l| l.contains("min/avg/max"))
         .unwrap_or_else(|| panic!("no summary in ping's output:\n{out}"));
-    let nums = line.split('=').nth(1).unwrap().trim().trim_end_matches(" ms");
+    let nums = line
+        .split('=')
+        .nth(1)
+        .unwrap()
+        .trim()
+        .trim_end_matches(" ms");
     let v: Vec<f64> = nums.split('/').map(|x| x.parse().unwrap()).collect();
     [v[0], v[1], v[2], v[3]]
 }
@@ -88,7 +93,9 @@ fn ping_through_two_hops_takes_twice_the_one_way_delays() {
     let to = net.addr("b", None).unwrap();
     let ns = net.netns("a").unwrap();
     let out = Command::new("ip")
-        .args(["netns", "exec", &ns.name, "ping", "-c", "40", "-i", "0.05", "-q"])
+        .args([
+            "netns", "exec", &ns.name, "ping", "-c", "40", "-i", "0.05", "-q",
+        ])
         .arg(to.to_string())
         .output()
         .expect("ping (iputils-ping) is installed by scripts/setup");
@@ -100,7 +107,10 @@ fn ping_through_two_hops_takes_twice_the_one_way_delays() {
         report.lateness.quantile_us(0.5),
         report.lateness.quantile_us(0.99)
     );
-    assert!((avg - 50.0).abs() < 1.0, "avg RTT {avg} ms, expected 50 +- 1");
+    assert!(
+        (avg - 50.0).abs() < 1.0,
+        "avg RTT {avg} ms, expected 50 +- 1"
+    );
     // Never early: the link model's delay is a floor.
     assert!(min >= 50.0, "min RTT {min} ms below the 50 ms of the links");
 
@@ -162,9 +172,11 @@ fn tcp_through_10_mbps_gets_10_mbps_after_headers() {
         return;
     }
     let _serial = serial();
-    let sc = one_link(r#"rate = "10Mbps"
+    let sc = one_link(
+        r#"rate = "10Mbps"
 delay = "10ms"
-queue = { kind = "droptail", size = "100pkt" }"#);
+queue = { kind = "droptail", size = "100pkt" }"#,
+    );
     let net = Network::start(&sc, config()).unwrap();
     let to = std::net::SocketAddr::new(net.addr("b", None).unwrap().into(), 5001);
     let recv = net
@@ -211,7 +223,13 @@ fn probe(seq: u64, size: usize) -> Vec<u8> {
 
 /// Sends `n` probes of `size` bytes from host `a` to `b`, one every `gap_ns` (0: back to
 /// back); returns what `b` received as (seq, sent ns, received ns), monotonic clock.
-fn udp_probes(net: &Network, n: u64, size: usize, gap_ns: u64, linger_ms: u64) -> Vec<(u64, u64, u64)> {
+fn udp_probes(
+    net: &Network,
+    n: u64,
+    size: usize,
+    gap_ns: u64,
+    linger_ms: u64,
+) -> Vec<(u64, u64, u64)> {
     use std::net::{SocketAddr, UdpSocket};
     let to = SocketAddr::new(net.addr("b", None).unwrap().into(), 7000);
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
@@ -267,9 +285,11 @@ fn droptail_drops_only_when_the_queue_is_full() {
     let _serial = serial();
     // 1028-byte packets take 8.2 ms each at 1 Mbit/s: a burst of 100 written in well under
     // a millisecond finds one packet in transmission and fills the 20 places of the queue.
-    let sc = one_link(r#"rate = "1Mbps"
+    let sc = one_link(
+        r#"rate = "1Mbps"
 delay = "1ms"
-queue = { kind = "droptail", size = "20pkt" }"#);
+queue = { kind = "droptail", size = "20pkt" }"#,
+    );
     let net = Network::start(&sc, config()).unwrap();
     let burst = udp_probes(&net, 100, 1000, 0, 400);
     // The queue has drained: a burst that fits (one sent at once + 20 queued) loses nothing.
@@ -283,9 +303,17 @@ queue = { kind = "droptail", size = "20pkt" }"#);
         ab.drops_overflow,
         ab.max_queue_pkts
     );
-    assert_eq!(burst.len(), 21, "one in transmission and 20 queued get through");
+    assert_eq!(
+        burst.len(),
+        21,
+        "one in transmission and 20 queued get through"
+    );
     let seqs: Vec<u64> = burst.iter().map(|p| p.0).collect();
-    assert_eq!(seqs, (0..21).collect::<Vec<_>>(), "drop-tail keeps the first arrivals");
+    assert_eq!(
+        seqs,
+        (0..21).collect::<Vec<_>>(),
+        "drop-tail keeps the first arrivals"
+    );
     assert_eq!(fits.len(), 21, "nothing dropped while the queue had room");
     assert_eq!(ab.drops_overflow, 79);
     assert_eq!(ab.max_queue_pkts, 20);
@@ -297,9 +325,11 @@ fn random_loss_is_within_statistical_bounds() {
         return;
     }
     let _serial = serial();
-    let sc = one_link(r#"rate = "100Mbps"
+    let sc = one_link(
+        r#"rate = "100Mbps"
 delay = "1ms"
-loss = 0.05"#);
+loss = 0.05"#,
+    );
     let net = Network::start(&sc, config()).unwrap();
     let n = 20_000u64;
     let got = udp_probes(&net, n, 200, 100_000, 300);
@@ -310,8 +340,15 @@ loss = 0.05"#);
         "{n} probes at 5 % loss: {lost} lost (expected {mean} +- 4 x {sd:.1}); link counted {}",
         report.links[0].drops_loss
     );
-    assert_eq!(lost as u64, report.links[0].drops_loss, "every loss is the link's");
-    assert!((lost - mean).abs() < 4.0 * sd, "{lost} lost, expected {mean} +- {:.0}", 4.0 * sd);
+    assert_eq!(
+        lost as u64, report.links[0].drops_loss,
+        "every loss is the link's"
+    );
+    assert!(
+        (lost - mean).abs() < 4.0 * sd,
+        "{lost} lost, expected {mean} +- {:.0}",
+        4.0 * sd
+    );
 }
 
 #[test]
@@ -339,19 +376,30 @@ action = "up""#,
     net.stop().unwrap();
     let at = |ns: u64| (ns - origin) as f64 / 1e6; // ms of scenario time
     let (down, up) = (1000.0, 2000.0);
-    let last_before = got.iter().map(|p| at(p.2)).filter(|&t| t < up).fold(0.0, f64::max);
+    let last_before = got
+        .iter()
+        .map(|p| at(p.2))
+        .filter(|&t| t < up)
+        .fold(0.0, f64::max);
     let during: Vec<f64> = got
         .iter()
         .map(|p| at(p.2))
         .filter(|&t| t > down + 5.0 && t < up)
         .collect();
-    let first_after = got.iter().map(|p| at(p.2)).filter(|&t| t >= up).fold(f64::INFINITY, f64::min);
+    let first_after = got
+        .iter()
+        .map(|p| at(p.2))
+        .filter(|&t| t >= up)
+        .fold(f64::INFINITY, f64::min);
     eprintln!(
         "down at {down} ms: last arrival {last_before:.3} ms; {} arrivals while down; \
          up at {up} ms: first arrival {first_after:.3} ms",
         during.len()
     );
-    assert!(during.is_empty(), "arrivals while the link was down: {during:?}");
+    assert!(
+        during.is_empty(),
+        "arrivals while the link was down: {during:?}"
+    );
     assert!(
         (down - 5.0..=down + 5.0).contains(&last_before),
         "the link stopped carrying packets at {last_before} ms, not within 5 ms of {down}"
@@ -407,7 +455,11 @@ queue = {{ kind = "red", size = "100pkt", min_th = {min_th}, max_th = {max_th}, 
         let pb = max_p * (avg - min_th) / (max_th - min_th);
         count += 1;
         let denom = 1.0 - count as f64 * pb;
-        let pa = if denom <= 0.0 { 1.0 } else { (pb / denom).min(1.0) };
+        let pa = if denom <= 0.0 {
+            1.0
+        } else {
+            (pb / denom).min(1.0)
+        };
         e.2 += pa;
         e.3 += pa * (1.0 - pa);
         if dropped {
@@ -436,5 +488,8 @@ queue = {{ kind = "red", size = "100pkt", min_th = {min_th}, max_th = {max_th}, 
         }
     }
     eprintln!("RED, {} delivered:\n  {}", got.len(), lines.join("\n  "));
-    assert!(checked >= 5, "only {checked} points of the curve had 300 arrivals");
+    assert!(
+        checked >= 5,
+        "only {checked} points of the curve had 300 arrivals"
+    );
 }

@@ -65,7 +65,16 @@ pub fn compare(a: &Summary, b: &Summary) -> String {
     let _ = writeln!(
         out,
         "## {}: {} against {}\n\n{}\n\nSeeds: {} {:?}, {} {:?}. Difference is {} minus {}.\n",
-        a.scenario, b.backend, a.backend, a.source, a.backend, a.seeds, b.backend, b.seeds, b.backend, a.backend
+        a.scenario,
+        b.backend,
+        a.backend,
+        a.source,
+        a.backend,
+        a.seeds,
+        b.backend,
+        b.seeds,
+        b.backend,
+        a.backend
     );
     let _ = writeln!(
         out,
@@ -74,7 +83,11 @@ pub fn compare(a: &Summary, b: &Summary) -> String {
     );
     for va in &a.variants {
         let Some(vb) = b.variants.iter().find(|v| v.name == va.name) else {
-            let _ = writeln!(out, "| {} | (not run by {}) | | | | | |", va.name, b.backend);
+            let _ = writeln!(
+                out,
+                "| {} | (not run by {}) | | | | | |",
+                va.name, b.backend
+            );
             continue;
         };
         for m in metrics_of(va) {

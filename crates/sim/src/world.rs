@@ -2,10 +2,10 @@
 
 use crate::connection::{Connection, Subflow};
 use crate::engine::{Ev, EventQueue};
-use measure::{FlowMeter, FlowSlot, LinkMeter};
 use crate::mptcp::{DataReceiver, DataSender, pick_subflow};
 use crate::packet::{HEADER_BYTES, MSS, Packet};
 use crate::tcp::{CaState, Receiver, Sender};
+use measure::{FlowMeter, FlowSlot, LinkMeter};
 use mptcp_cc::{Ack, SubflowView};
 use net::{Enqueued, LinkDir, LinkParams};
 use rand::{Rng, SeedableRng};
@@ -230,7 +230,10 @@ impl<'s> World<'s> {
     fn trace(&mut self) {
         let (conns, flows) = (&self.conns, &self.flows);
         self.meter.trace(self.now, |i, k| {
-            let conn = flows[i].conn.map(|c| &conns[c as usize]).filter(|c| !c.closed);
+            let conn = flows[i]
+                .conn
+                .map(|c| &conns[c as usize])
+                .filter(|c| !c.closed);
             match conn.and_then(|c| c.subflows.get(k)) {
                 Some(sf) if sf.established => (
                     sf.tx.cwnd as f32,

@@ -126,7 +126,10 @@ impl Hosts {
             }
             namespaces.push((*node, ns));
         }
-        let tuns = tuns.into_iter().map(|t| t.expect("every port belongs to a host")).collect();
+        let tuns = tuns
+            .into_iter()
+            .map(|t| t.expect("every port belongs to a host"))
+            .collect();
         Ok((Hosts { namespaces }, tuns))
     }
 

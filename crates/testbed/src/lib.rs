@@ -12,9 +12,9 @@ pub mod cleanup;
 pub mod netns;
 
 pub use netns::{Netns, tbf, veth};
-pub mod netlink;
-pub mod network;
 pub mod emu;
 pub mod hosts;
+pub mod netlink;
+pub mod network;
 pub mod plan;
 pub mod sockinfo;

@@ -3,10 +3,10 @@
 //! takes through the emulated links (the flows' own paths first, shortest paths otherwise).
 
 use anyhow::{Result, bail};
+use scenario::Scenario;
 use scenario::model::{DirId, NodeId, Route, dir_link, dir_reverse};
 use scenario::spec::NodeKind;
 use scenario::topology::Graph;
-use scenario::Scenario;
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
 
@@ -48,7 +48,10 @@ fn address(out_dir: DirId) -> Ipv4Addr {
 impl Plan {
     pub fn new(sc: &Scenario) -> Result<Plan> {
         if sc.links.len() > 65_536 {
-            bail!("{} links: the kernel backend addresses at most 65,536", sc.links.len());
+            bail!(
+                "{} links: the kernel backend addresses at most 65,536",
+                sc.links.len()
+            );
         }
         let mut ports = Vec::new();
         let mut hosts = Vec::new();
@@ -146,7 +149,10 @@ impl Plan {
     /// of the flow ends.
     pub fn address_of_route_end(&self, r: &Route) -> Option<Ipv4Addr> {
         let into = dir_reverse(*r.hops.last()?);
-        self.ports.iter().find(|p| p.out_dir == into).map(|p| p.addr)
+        self.ports
+            .iter()
+            .find(|p| p.out_dir == into)
+            .map(|p| p.addr)
     }
 
     /// The first hop of the shortest path from `src` to `dst`, for the hosts' main routing

@@ -68,7 +68,10 @@ fn sockaddr_v4(b: &[u8]) -> Option<SocketAddrV4> {
         return None;
     }
     let port = u16::from_be_bytes([b[2], b[3]]);
-    Some(SocketAddrV4::new(Ipv4Addr::new(b[4], b[5], b[6], b[7]), port))
+    Some(SocketAddrV4::new(
+        Ipv4Addr::new(b[4], b[5], b[6], b[7]),
+        port,
+    ))
 }
 
 /// Every subflow of MPTCP socket `fd`; empty if it has none (or is not MPTCP).
@@ -93,7 +96,11 @@ pub fn mptcp_subflows(fd: RawFd) -> Vec<SubflowInfo> {
             let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
             let n = i.len().min(size);
             unsafe {
-                std::ptr::copy_nonoverlapping(i.as_ptr(), (&mut info as *mut libc::tcp_info).cast::<u8>(), n)
+                std::ptr::copy_nonoverlapping(
+                    i.as_ptr(),
+                    (&mut info as *mut libc::tcp_info).cast::<u8>(),
+                    n,
+                )
             };
             SubflowInfo {
                 local: sockaddr_v4(&a[0..128]),

@@ -66,7 +66,12 @@ fn flow_slots(sc: &Scenario, seed: u64) -> Vec<FlowSlot> {
 
 /// The addresses each flow uses: where it connects to, and the local address of each of its
 /// group's paths (subflow `k` leaves from `sources[k]`).
-fn flow_plans(net: &Network, sc: &Scenario, slots: &[FlowSlot], opts: &KernelOptions) -> Result<Vec<FlowPlan>> {
+fn flow_plans(
+    net: &Network,
+    sc: &Scenario,
+    slots: &[FlowSlot],
+    opts: &KernelOptions,
+) -> Result<Vec<FlowPlan>> {
     let mut plans = Vec::new();
     for (i, slot) in slots.iter().enumerate() {
         let group = &sc.flows[slot.group];
@@ -142,6 +147,32 @@ fn set_namespace_defaults(net: &Network, sc: &Scenario, plans: &[FlowPlan]) -> V
     notes
 }
 
+/// Scenario settings Linux has no switch for: said, not silently ignored.
+fn not_applied(sc: &Scenario) -> Vec<String> {
+    let mut notes = Vec::new();
+    for g in &sc.flows {
+        if g.window_limit.is_some() {
+            notes.push(format!(
+                "flow {}: window_limit is not applied on the kernel backend",
+                g.name
+            ));
+        }
+        if !g.delayed_ack {
+            notes.push(format!(
+                "flow {}: delayed_ack = false is not applied (Linux decides by itself)",
+                g.name
+            ));
+        }
+        if g.scheduler == scenario::spec::SchedulerKind::RoundRobin {
+            notes.push(format!(
+                "flow {}: the kernel's MPTCP scheduler is used, not round robin",
+                g.name
+            ));
+        }
+    }
+    notes
+}
+
 /// Runs one variant with one seed. `progress` receives the fraction of the run done.
 pub fn run(
     sc: &Scenario,
@@ -162,7 +193,8 @@ pub fn run(
         },
     )?;
     let plans = flow_plans(&net, sc, &slots, opts)?;
-    let notes = set_namespace_defaults(&net, sc, &plans);
+    let mut notes = not_applied(sc);
+    notes.extend(set_namespace_defaults(&net, sc, &plans));
     for n in &notes {
         eprintln!("note: {n}");
     }

@@ -51,7 +51,7 @@ pub fn sample(
     net: &Network,
     progress: &mut impl FnMut(f64),
 ) -> Result<()> {
-    if sc.measure.interval.nanos() % TICK != 0 {
+    if !sc.measure.interval.nanos().is_multiple_of(TICK) {
         bail!(
             "the kernel backend samples every {} ms: measure.interval must be a multiple of it (it is {})",
             TICK / 1_000_000,
@@ -80,7 +80,7 @@ pub fn sample(
                 subflow_deliveries(meter, at, i, p, s, &mut seen[i]);
             }
         }
-        if tick % trace == 0 {
+        if tick.is_multiple_of(trace) {
             let table: Vec<Vec<(f32, f32)>> = plans
                 .iter()
                 .zip(shared)

@@ -111,7 +111,10 @@ impl Emulator {
             for side in [false, true] {
                 let d = dir_id(l, side);
                 let params = LinkParams::from_config(&link.dirs[side as usize]);
-                links.push(LinkDir::new(params, config.seed ^ (d as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)));
+                links.push(LinkDir::new(
+                    params,
+                    config.seed ^ (d as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+                ));
             }
         }
         let is_red: Vec<bool> = links
@@ -193,7 +196,8 @@ impl Emulator {
             .iter()
             .map(|t| PollFd::new(t.as_fd(), PollFlags::POLLIN))
             .collect();
-        let timeout = nix::sys::time::TimeSpec::from_duration(std::time::Duration::from_nanos(sleep));
+        let timeout =
+            nix::sys::time::TimeSpec::from_duration(std::time::Duration::from_nanos(sleep));
         match nix::poll::ppoll(&mut fds, Some(timeout), None) {
             Ok(_) | Err(nix::errno::Errno::EINTR) => {}
             Err(e) => return Err(e).context("waiting for packets"),
@@ -249,7 +253,9 @@ impl Emulator {
         match result {
             Enqueued::Dropped(f, _) => self.pool.give(f.data),
             Enqueued::Queued => {}
-            Enqueued::Transmitting(done) => self.wakes.push(Reverse((done, Wake::TxDone(d as u32)))),
+            Enqueued::Transmitting(done) => {
+                self.wakes.push(Reverse((done, Wake::TxDone(d as u32))))
+            }
         }
     }
 

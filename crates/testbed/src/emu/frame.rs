@@ -63,10 +63,7 @@ mod tests {
         p[0] = 0x45;
         p[12..16].copy_from_slice(&[10, 0, 1, 1]);
         p[16..20].copy_from_slice(&[10, 0, 2, 2]);
-        assert_eq!(
-            ipv4_endpoints(&p),
-            Some((0x0a00_0101, 0x0a00_0202))
-        );
+        assert_eq!(ipv4_endpoints(&p), Some((0x0a00_0101, 0x0a00_0202)));
         p[0] = 0x60;
         assert_eq!(ipv4_endpoints(&p), None);
         assert_eq!(ipv4_endpoints(&p[..10]), None);

@@ -18,8 +18,7 @@ pub struct Capture {
 impl Capture {
     pub fn create(path: &Path) -> Result<Capture> {
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("creating {}", dir.display()))?;
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
         let file =
             File::create(path).with_context(|| format!("creating capture {}", path.display()))?;

@@ -38,7 +38,9 @@ impl Tun {
     /// Creates TUN device `name` in the calling thread's network namespace, non-blocking.
     pub fn create(name: &str) -> Result<Tun> {
         if !valid_ifname(name) {
-            bail!("`{name}` cannot name a network interface (at most 15 characters, no `/`, `:` or spaces)");
+            bail!(
+                "`{name}` cannot name a network interface (at most 15 characters, no `/`, `:` or spaces)"
+            );
         }
         let file = OpenOptions::new()
             .read(true)

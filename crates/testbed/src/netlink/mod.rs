@@ -11,8 +11,8 @@ pub use route::Rtnl;
 
 use anyhow::{Result, anyhow, bail};
 use netlink_packet_core::{
-    NLM_F_ACK, NLM_F_REQUEST, NetlinkDeserializable, NetlinkHeader, NetlinkMessage,
-    NetlinkPayload, NetlinkSerializable,
+    NLM_F_ACK, NLM_F_REQUEST, NetlinkDeserializable, NetlinkHeader, NetlinkMessage, NetlinkPayload,
+    NetlinkSerializable,
 };
 use netlink_sys::{Socket, SocketAddr};
 

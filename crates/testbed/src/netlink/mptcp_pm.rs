@@ -161,7 +161,10 @@ impl MptcpPm {
         flags: EndpointFlags,
     ) -> Result<()> {
         let inner = vec![
-            DefaultNla::new(ADDR_ATTR_FAMILY, (libc::AF_INET as u16).to_ne_bytes().to_vec()),
+            DefaultNla::new(
+                ADDR_ATTR_FAMILY,
+                (libc::AF_INET as u16).to_ne_bytes().to_vec(),
+            ),
             DefaultNla::new(ADDR_ATTR_ID, vec![id]),
             DefaultNla::new(ADDR_ATTR_ADDR4, addr.octets().to_vec()),
             u32_attr(ADDR_ATTR_FLAGS, flags.0),

@@ -26,8 +26,11 @@ impl Rtnl {
         m.header.index = index;
         m.header.flags = LinkFlags::Up;
         m.header.change_mask = LinkFlags::Up;
-        self.0
-            .request(RouteNetlinkMessage::SetLink(m), 0, "setting an interface up")?;
+        self.0.request(
+            RouteNetlinkMessage::SetLink(m),
+            0,
+            "setting an interface up",
+        )?;
         Ok(())
     }
 

@@ -1,0 +1,255 @@
+//! `run --backend kernel` end to end: a seed experiment on real MPTCP through the emulator
+//! matches its published figures, a capture is readable, and nothing is left behind after
+//! success, Ctrl-C or a crash (which the next run cleans up).
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use support::*;
+
+fn scenario(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios")
+        .join(name)
+}
+
+fn out_dir(tag: &str) -> PathBuf {
+    std::env::temp_dir().join(cleanup::owned_name(tag))
+}
+
+/// Namespaces, bpffs directories and registered algorithms that process `pid` made.
+fn leftovers_of(pid: u32) -> Vec<String> {
+    let mut found = Vec::new();
+    let prefix = format!("{}{pid}-", cleanup::PREFIX);
+    let netns = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    for line in String::from_utf8_lossy(&netns.stdout).lines() {
+        if line.starts_with(&prefix) {
+            found.push(format!("netns {line}"));
+        }
+    }
+    for e in std::fs::read_dir("/sys/fs/bpf").unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        if name.starts_with(&prefix) {
+            found.push(format!("bpffs {name}"));
+        }
+    }
+    let cc_prefix = format!("m{}", pid % 100_000);
+    let available =
+        std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap();
+    for n in available.split_whitespace() {
+        if n.starts_with(&cc_prefix) {
+            found.push(format!("congestion control {n}"));
+        }
+    }
+    found
+}
+
+fn start_run(args: &[&str]) -> Child {
+    Command::new(bin())
+        .arg("run")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn wait_for_namespaces(pid: u32) {
+    for _ in 0..100 {
+        if leftovers_of(pid).iter().any(|l| l.starts_with("netns")) {
+            return;
+        }
+        sleep_ms(100);
+    }
+    panic!("run {pid} never created its namespaces");
+}
+
+#[test]
+fn e3_on_the_kernel_matches_table_3_and_leaves_nothing_even_after_a_crash() {
+    if !kernel_available("e3_on_the_kernel") {
+        return;
+    }
+    let _serial = serial();
+    let e3 = scenario("e3-aggregation.toml");
+    let e3 = e3.to_str().unwrap();
+
+    // A run killed outright leaves its namespaces and its congestion controls behind...
+    let crashed_out = out_dir("crashed");
+    let mut crashed = start_run(&[
+        e3,
+        "--backend",
+        "kernel",
+        "--out",
+        crashed_out.to_str().unwrap(),
+    ]);
+    wait_for_namespaces(crashed.id());
+    sleep_ms(1000);
+    crashed.kill().unwrap();
+    crashed.wait().unwrap();
+    let left = leftovers_of(crashed.id());
+    assert!(
+        !left.is_empty(),
+        "a killed run should have left something to clean"
+    );
+
+    // ...which the next run removes before it starts.
+    let out = out_dir("e3");
+    let run = start_run(&[
+        e3,
+        "--backend",
+        "kernel",
+        "--duration",
+        "25s",
+        "--strict",
+        "--pcap",
+        "b-isp2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let pid = run.id();
+    let result = run.wait_with_output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&result.stdout),
+        String::from_utf8_lossy(&result.stderr),
+    );
+    eprintln!("{stdout}{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "removed a crashed run's netns {}{}-",
+            cleanup::PREFIX,
+            crashed.id()
+        )),
+        "the crashed run's namespaces were not reported removed"
+    );
+    assert!(
+        leftovers_of(crashed.id()).is_empty(),
+        "{:?}",
+        leftovers_of(crashed.id())
+    );
+    // --strict: every published figure of Table 3 within its tolerance (3 % single path,
+    // 5 % MPTCP).
+    assert!(result.status.success(), "checks failed on the kernel");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["backend"], "kernel");
+    assert_eq!(summary["variants"].as_array().unwrap().len(), 3);
+    // Both subflows carried data.
+    let mptcp = summary["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == "mode=mptcp-balia")
+        .unwrap();
+    for k in 0..2 {
+        let sf = mptcp["metrics"][format!("group.download.sf{k}.goodput_mbps")]["mean"]
+            .as_f64()
+            .unwrap();
+        assert!(sf > 3.0, "subflow {k}: {sf} Mbit/s");
+    }
+    // The capture of the ISP-2 access link is there and tshark reads TCP from it.
+    let pcap = out.join("pcap").join("mode=tcp-isp2-seed1-b-isp2.pcap");
+    let tshark = Command::new("tshark")
+        .arg("-r")
+        .arg(&pcap)
+        .args(["-Y", "tcp", "-c", "100"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&tshark.stdout).lines().count(),
+        100,
+        "tshark on {}: {}",
+        pcap.display(),
+        String::from_utf8_lossy(&tshark.stderr)
+    );
+    // And the report works on kernel results as on the simulator's.
+    let report = Command::new(bin())
+        .arg("report")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(report.status.success());
+    assert!(leftovers_of(pid).is_empty(), "{:?}", leftovers_of(pid));
+    let _ = std::fs::remove_dir_all(out);
+    let _ = std::fs::remove_dir_all(crashed_out);
+}
+
+#[test]
+fn ctrl_c_stops_a_kernel_run_and_removes_everything() {
+    if !kernel_available("ctrl_c_stops_a_kernel_run") {
+        return;
+    }
+    let _serial = serial();
+    let out = out_dir("ctrl-c");
+    let run = start_run(&[
+        scenario("e5-handover.toml").to_str().unwrap(),
+        "--backend",
+        "kernel",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let pid = run.id();
+    wait_for_namespaces(pid);
+    sleep_ms(2000);
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let result = run.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(!result.status.success());
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert!(leftovers_of(pid).is_empty(), "{:?}", leftovers_of(pid));
+    assert!(!out.join("summary.json").exists(), "nothing half-written");
+    let _ = std::fs::remove_dir_all(out);
+}
+
+#[test]
+fn kernel_runs_refuse_clearly() {
+    if !kernel_available("kernel_runs_refuse_clearly") {
+        return;
+    }
+    let _serial = serial();
+    let e3 = scenario("e3-aggregation.toml");
+    // Not root: say what is needed, before touching anything.
+    let out = Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            bin(),
+            "run",
+        ])
+        .arg(&e3)
+        .args(["--backend", "kernel", "--out", "/tmp/never"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("needs root"), "{err}");
+    // A link that does not exist.
+    let run = start_run(&[
+        e3.to_str().unwrap(),
+        "--backend",
+        "kernel",
+        "--pcap",
+        "nowhere",
+    ]);
+    let pid = run.id();
+    let out = run.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("--pcap nowhere: no such link; links are"),
+        "{err}"
+    );
+    assert!(leftovers_of(pid).is_empty(), "{:?}", leftovers_of(pid));
+    // An unknown backend.
+    let out = Command::new(bin())
+        .arg("run")
+        .arg(&e3)
+        .args(["--backend", "ns3"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("unknown backend `ns3`: expected `sim` or `kernel`"),
+        "{err}"
+    );
+}
