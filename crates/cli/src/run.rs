@@ -158,6 +158,13 @@ pub fn run(path: &Path, args: &RunArgs) -> Result<bool> {
 
     let summary = summarize(&variants, &runs, &args.backend);
     write_results(&out, &summary, &runs)?;
+    // Captures were written beside the results folder, which write_results replaces.
+    let staged = pcap_staging(&out).join("pcap");
+    if staged.exists() {
+        std::fs::rename(&staged, out.join("pcap"))
+            .with_context(|| format!("moving captures into {}", out.display()))?;
+        let _ = std::fs::remove_dir(pcap_staging(&out));
+    }
     print_table(&summary);
     println!("results in {}", out.display());
     if args.report {
@@ -165,6 +172,13 @@ pub fn run(path: &Path, args: &RunArgs) -> Result<bool> {
         println!("report in {}", p.display());
     }
     Ok(summary.all_pass())
+}
+
+/// Where captures go during a run: the results folder is replaced when results are written.
+fn pcap_staging(out: &Path) -> PathBuf {
+    let mut name = out.file_name().unwrap_or_default().to_os_string();
+    name.push(".captures");
+    out.with_file_name(name)
 }
 
 type Runs = (Vec<Scenario>, Vec<Vec<scenario::RunResult>>);
@@ -198,7 +212,7 @@ fn run_kernel(variants: Vec<Scenario>, args: &RunArgs, out: &Path) -> Result<Run
             let seed = sc.seed + k as u64;
             bar.set_message(format!("{} seed {seed}", label(sc)));
             let base = (i as u64 * seeds as u64 + k as u64) * 1000;
-            let captures = crate::kernel_run::captures(sc, &args.pcap, out, seed)?;
+            let captures = crate::kernel_run::captures(sc, &args.pcap, &pcap_staging(out), seed)?;
             let run = session
                 .run(sc, seed, captures, |f| {
                     bar.set_position(base + (f * 1000.0) as u64)
