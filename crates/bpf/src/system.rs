@@ -84,3 +84,20 @@ pub fn live_struct_ops() -> Vec<u32> {
         .map(|m| m.id)
         .collect()
 }
+
+/// Our struct_ops maps the kernel still holds beyond `baseline` (those live before),
+/// waiting up to `patience` for them to go: a socket that ends takes its reference with it
+/// only once the kernel has freed it, and the map follows after an RCU grace period.
+pub fn struct_ops_held_beyond(baseline: &[u32], patience: std::time::Duration) -> Vec<u32> {
+    let start = std::time::Instant::now();
+    loop {
+        let held: Vec<u32> = live_struct_ops()
+            .into_iter()
+            .filter(|id| !baseline.contains(id))
+            .collect();
+        if held.is_empty() || start.elapsed() >= patience {
+            return held;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}

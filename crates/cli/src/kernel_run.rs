@@ -19,6 +19,8 @@ pub struct KernelSession {
     installed: Vec<Algorithm>,
     pub cc_names: BTreeMap<String, String>,
     pub interrupted: Arc<AtomicBool>,
+    /// Our struct_ops maps the kernel held before this session (not ours to answer for).
+    baseline: Vec<u32>,
 }
 
 /// What this machine lacks for the kernel backend, if anything.
@@ -66,6 +68,7 @@ impl KernelSession {
             installed: Vec::new(),
             cc_names: BTreeMap::new(),
             interrupted,
+            baseline: mptcp_bpf::system::live_struct_ops(),
         })
     }
 
@@ -132,8 +135,23 @@ impl Drop for KernelSession {
             }
         }
         let _ = std::fs::remove_dir_all(&self.registry.root);
+        if self.installed.is_empty() {
+            return;
+        }
+        // Every socket of the run was aborted and its namespace deleted, so the kernel
+        // lets go of the programs within moments; one it keeps is a leak worth saying.
+        let held = mptcp_bpf::system::struct_ops_held_beyond(&self.baseline, HELD_PATIENCE);
+        if !held.is_empty() {
+            eprintln!(
+                "warning: the kernel still holds struct_ops maps {held:?} of this run's \
+                 congestion controls (`bpftool struct_ops list`)"
+            );
+        }
     }
 }
+
+/// How long the clean-up waits for the kernel to free the congestion controls it removed.
+const HELD_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// `--pcap LINK`: the link ids and capture files of one run.
 pub fn captures(

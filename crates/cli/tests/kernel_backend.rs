@@ -45,6 +45,13 @@ fn leftovers_of(pid: u32) -> Vec<String> {
     found
 }
 
+/// Our struct_ops maps the kernel still holds beyond `baseline` after a run, given the
+/// seconds it takes to free what was removed. A socket that outlives its run keeps its
+/// congestion control (and its namespace) alive: that is a leak.
+fn held_after_run(baseline: &[u32]) -> Vec<u32> {
+    mptcp_bpf::system::struct_ops_held_beyond(baseline, std::time::Duration::from_secs(10))
+}
+
 fn start_run(args: &[&str]) -> Child {
     Command::new(bin())
         .arg("run")
@@ -71,6 +78,7 @@ fn e3_on_the_kernel_matches_table_3_and_leaves_nothing_even_after_a_crash() {
         return;
     }
     let _serial = serial();
+    let baseline = mptcp_bpf::system::live_struct_ops();
     let e3 = scenario("e3-aggregation.toml");
     let e3 = e3.to_str().unwrap();
 
@@ -170,6 +178,12 @@ fn e3_on_the_kernel_matches_table_3_and_leaves_nothing_even_after_a_crash() {
         .unwrap();
     assert!(report.status.success());
     assert!(leftovers_of(pid).is_empty(), "{:?}", leftovers_of(pid));
+    // Neither run, the killed one included, left a congestion control in the kernel.
+    let held = held_after_run(&baseline);
+    assert!(
+        held.is_empty(),
+        "struct_ops maps still held after the runs: {held:?}"
+    );
     let _ = std::fs::remove_dir_all(out);
     let _ = std::fs::remove_dir_all(crashed_out);
 }
@@ -180,6 +194,7 @@ fn ctrl_c_stops_a_kernel_run_and_removes_everything() {
         return;
     }
     let _serial = serial();
+    let baseline = mptcp_bpf::system::live_struct_ops();
     let out = out_dir("ctrl-c");
     let run = start_run(&[
         scenario("e5-handover.toml").to_str().unwrap(),
@@ -199,6 +214,11 @@ fn ctrl_c_stops_a_kernel_run_and_removes_everything() {
     assert!(stderr.contains("interrupted"), "{stderr}");
     assert!(leftovers_of(pid).is_empty(), "{:?}", leftovers_of(pid));
     assert!(!out.join("summary.json").exists(), "nothing half-written");
+    let held = held_after_run(&baseline);
+    assert!(
+        held.is_empty(),
+        "struct_ops maps still held after Ctrl-C: {held:?}"
+    );
     let _ = std::fs::remove_dir_all(out);
 }
 

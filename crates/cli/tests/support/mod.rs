@@ -145,17 +145,7 @@ impl TestRegistry {
     /// Our struct_ops maps the kernel holds beyond the baseline, waiting up to `patience`
     /// for them to go.
     pub fn held(&self, patience: std::time::Duration) -> Vec<u32> {
-        let start = std::time::Instant::now();
-        loop {
-            let held: Vec<u32> = mptcp_bpf::system::live_struct_ops()
-                .into_iter()
-                .filter(|id| !self.baseline.contains(id))
-                .collect();
-            if held.is_empty() || start.elapsed() >= patience {
-                return held;
-            }
-            sleep_ms(100);
-        }
+        mptcp_bpf::system::struct_ops_held_beyond(&self.baseline, patience)
     }
 
     pub fn env(&self) -> Vec<(String, String)> {

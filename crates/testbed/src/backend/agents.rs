@@ -82,6 +82,15 @@ fn new_socket(mptcp: bool) -> Result<Socket> {
     })
 }
 
+/// Closes with a reset (SO_LINGER 0) when the last handle goes, however it goes (the end of
+/// a run, an error, the process exiting): an orphaned socket with unsent data would
+/// otherwise retransmit for minutes into a network that is gone, holding its namespace and
+/// its congestion control. Transfers that end on purpose shut down first (`finish`), so no
+/// data is lost to the reset.
+fn abort_on_close(stream: &TcpStream) {
+    let _ = socket2::SockRef::from(stream).set_linger(Some(Duration::ZERO));
+}
+
 fn transient(e: &std::io::Error) -> bool {
     use std::io::ErrorKind::{Interrupted, TimedOut, WouldBlock};
     matches!(e.kind(), WouldBlock | TimedOut | Interrupted)
@@ -124,6 +133,7 @@ pub fn start_receiver(
                 Err(e) if transient(&e) => continue,
                 Err(e) => return Err(e).context("accepting a connection"),
             };
+            abort_on_close(&stream);
             stream.set_nonblocking(false)?;
             stream.set_read_timeout(Some(POLL))?;
             let stream = Arc::new(stream);
@@ -136,6 +146,7 @@ pub fn start_receiver(
         for r in readers {
             let _ = r.join();
         }
+        *shared.receiving.lock().unwrap_or_else(|e| e.into_inner()) = None;
         Ok(())
     })?;
     ready_rx
@@ -186,7 +197,9 @@ fn connect(plan: &FlowPlan, from: Ipv4Addr, clock: Clock, until: u64) -> Result<
         match socket.connect_timeout(&SockAddr::from(plan.to), Duration::from_secs(3)) {
             Ok(()) => {
                 socket.set_write_timeout(Some(POLL))?;
-                return Ok(socket.into());
+                let stream: TcpStream = socket.into();
+                abort_on_close(&stream);
+                return Ok(stream);
             }
             // The receiver is up before any sender starts; a refusal or a timeout is the
             // network's (a link that is down): try again while the flow should run.
@@ -195,6 +208,33 @@ fn connect(plan: &FlowPlan, from: Ipv4Addr, clock: Clock, until: u64) -> Result<
                 std::thread::sleep(POLL);
             }
             Err(e) => return Err(e).with_context(|| format!("connecting to {}", plan.to)),
+        }
+    }
+}
+
+/// Sleeps until `at`, waking to look at the stop flag; false if the run stopped first.
+fn wait_until(clock: Clock, at: u64, stop: &AtomicBool) -> bool {
+    while clock.now() < at {
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        clock.sleep_until(at.min(clock.now() + POLL.as_nanos() as u64));
+    }
+    !stop.load(Ordering::Relaxed)
+}
+
+/// The end of a transfer: the receiver reads what is in flight and closes, or the run ends.
+fn finish(mut stream: &TcpStream, stop: &AtomicBool) {
+    if stream.shutdown(std::net::Shutdown::Write).is_err() {
+        return;
+    }
+    let _ = stream.set_read_timeout(Some(POLL));
+    let mut sink = [0u8; 64];
+    while !stop.load(Ordering::Relaxed) {
+        match stream.read(&mut sink) {
+            Ok(0) => return,
+            Err(e) if !transient(&e) => return,
+            _ => {}
         }
     }
 }
@@ -208,7 +248,9 @@ pub fn start_sender(
     stop: Arc<AtomicBool>,
 ) -> Result<JoinHandle<Result<()>>> {
     ns.thread(move || {
-        clock.sleep_until(plan.slot.start);
+        if !wait_until(clock, plan.slot.start, &stop) {
+            return Ok(());
+        }
         let end = plan.slot.stop;
         let running = || !stop.load(Ordering::Relaxed) && clock.now() < end;
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(plan.seed);
@@ -262,7 +304,9 @@ pub fn start_sender(
                     break;
                 }
             }
-            let _ = stream.shutdown(std::net::Shutdown::Write);
+            if !gave_up {
+                finish(&stream, &stop);
+            }
             *shared.sending.lock().unwrap_or_else(|e| e.into_inner()) = None;
             drop(stream);
             if gave_up {
@@ -272,7 +316,7 @@ pub fn start_sender(
             }
             if let TrafficSpec::Onoff { idle, .. } = plan.traffic {
                 let d = Exp::new(1.0 / idle.secs().max(1e-9))?.sample(&mut rng);
-                clock.sleep_until((clock.now() + (d * 1e9) as u64).min(end));
+                wait_until(clock, (clock.now() + (d * 1e9) as u64).min(end), &stop);
             }
         }
         Ok(())

@@ -173,6 +173,39 @@ fn not_applied(sc: &Scenario) -> Vec<String> {
     notes
 }
 
+type AgentThread = std::thread::JoinHandle<Result<()>>;
+
+/// A receiver and a sender per flow. Those started before a failure are in `threads`, so
+/// the caller stops and joins them whatever happens.
+fn start_agents(
+    net: &Network,
+    sc: &Scenario,
+    plans: &[FlowPlan],
+    shared: &[Arc<FlowShared>],
+    clock: crate::emu::Clock,
+    stop: &Arc<AtomicBool>,
+    threads: &mut Vec<AgentThread>,
+) -> Result<()> {
+    for (p, s) in plans.iter().zip(shared) {
+        let group = &sc.flows[p.slot.group];
+        threads.push(agents::start_receiver(
+            net.hosts.netns(group.dst),
+            p.clone(),
+            s.clone(),
+            clock,
+            stop.clone(),
+        )?);
+        threads.push(agents::start_sender(
+            net.hosts.netns(group.src),
+            p.clone(),
+            s.clone(),
+            clock,
+            stop.clone(),
+        )?);
+    }
+    Ok(())
+}
+
 /// Runs one variant with one seed. `progress` receives the fraction of the run done.
 pub fn run(
     sc: &Scenario,
@@ -202,36 +235,23 @@ pub fn run(
     let stop = Arc::new(AtomicBool::new(false));
     let shared: Vec<Arc<FlowShared>> = plans.iter().map(|_| Arc::default()).collect();
     let mut threads = Vec::new();
-    for (p, s) in plans.iter().zip(&shared) {
-        let group = &sc.flows[p.slot.group];
-        threads.push(agents::start_receiver(
-            net.hosts.netns(group.dst),
-            p.clone(),
-            s.clone(),
-            clock,
-            stop.clone(),
-        )?);
-        threads.push(agents::start_sender(
-            net.hosts.netns(group.src),
-            p.clone(),
-            s.clone(),
-            clock,
-            stop.clone(),
-        )?);
-    }
+    let agents_up = start_agents(&net, sc, &plans, &shared, clock, &stop, &mut threads);
     let mut meter = FlowMeter::new(sc, &slots);
-    let sampled = sampler::sample(
-        sc,
-        &plans,
-        &shared,
-        &mut meter,
-        clock,
-        &opts.interrupted,
-        &net,
-        &mut progress,
-    );
+    let sampled = agents_up.and_then(|()| {
+        sampler::sample(
+            sc,
+            &plans,
+            &shared,
+            &mut meter,
+            clock,
+            &opts.interrupted,
+            &net,
+            &mut progress,
+        )
+    });
+    // Agents first: they abort their sockets while the network still carries the resets,
+    // so nothing outlives the run in the kernel. Then the emulator.
     stop.store(true, Ordering::Relaxed);
-    let emulator = net.stop();
     let mut agent_errors = Vec::new();
     for t in threads {
         match t.join() {
@@ -240,6 +260,7 @@ pub fn run(
             Err(_) => agent_errors.push("an agent thread panicked".into()),
         }
     }
+    let emulator = net.stop();
     sampled?;
     let emulator = emulator?;
     if !agent_errors.is_empty() {
