@@ -9,7 +9,7 @@ use crate::aqm::{Aqm, AqmParams};
 use crate::{Nanos, Packet, tx_time};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use scenario::model::DirConfig;
+use scenario::model::{DirConfig, EventKind};
 use scenario::spec::QueueSpec;
 use scenario::units::Size;
 use std::collections::VecDeque;
@@ -303,6 +303,27 @@ impl<P: Packet> LinkDir<P> {
 
     pub fn set_loss(&mut self, loss: f64) {
         self.params.loss = loss;
+    }
+
+    /// Applies a scenario event to this direction at `now`; returns the packets a link
+    /// going down lost.
+    pub fn apply(&mut self, now: Nanos, kind: &EventKind) -> Vec<P> {
+        match kind {
+            EventKind::Down => self.set_up(now, false),
+            EventKind::Up => self.set_up(now, true),
+            EventKind::Set { rate, delay, loss } => {
+                if let Some(r) = rate {
+                    self.set_rate(r.bps());
+                }
+                if let Some(dl) = delay {
+                    self.set_delay(dl.nanos());
+                }
+                if let Some(p) = loss {
+                    self.set_loss(p.0);
+                }
+                Vec::new()
+            }
+        }
     }
 }
 

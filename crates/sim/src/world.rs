@@ -12,7 +12,7 @@ use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Exp};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use scenario::Scenario;
-use scenario::model::{EventKind, dir_id};
+use scenario::model::dir_id;
 use scenario::spec::{Protocol, TrafficSpec};
 use std::collections::HashMap;
 
@@ -684,26 +684,7 @@ impl<'s> World<'s> {
         for d in [dir_id(e.link, false), dir_id(e.link, true)] {
             self.link_meter
                 .capacity_changes(self.now, d, &self.links[d]);
-            let l = &mut self.links[d];
-            match &e.kind {
-                EventKind::Down => {
-                    l.set_up(self.now, false);
-                }
-                EventKind::Up => {
-                    l.set_up(self.now, true);
-                }
-                EventKind::Set { rate, delay, loss } => {
-                    if let Some(r) = rate {
-                        l.set_rate(r.bps());
-                    }
-                    if let Some(dl) = delay {
-                        l.set_delay(dl.nanos());
-                    }
-                    if let Some(p) = loss {
-                        l.set_loss(p.0);
-                    }
-                }
-            }
+            self.links[d].apply(self.now, &e.kind);
         }
     }
 }

@@ -31,7 +31,7 @@ pub struct SendOptions {
     pub trace_ms: u64,
 }
 
-fn socket_for(addr: &SocketAddr, mptcp: bool) -> Result<Socket> {
+pub(crate) fn socket_for(addr: &SocketAddr, mptcp: bool) -> Result<Socket> {
     let protocol = if mptcp {
         Protocol::from(IPPROTO_MPTCP)
     } else {
@@ -47,19 +47,13 @@ fn socket_for(addr: &SocketAddr, mptcp: bool) -> Result<Socket> {
 }
 
 /// A socket timeout (the agents wake up to sample) or a signal: try again.
-fn is_transient(e: &std::io::Error) -> bool {
+pub(crate) fn is_transient(e: &std::io::Error) -> bool {
     use std::io::ErrorKind::{Interrupted, TimedOut, WouldBlock};
     matches!(e.kind(), WouldBlock | TimedOut | Interrupted)
 }
 
 pub fn monotonic_s() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes the timespec we own.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
+    crate::emu::clock::monotonic_ns() as f64 / 1e9
 }
 
 /// Accepts `connections` connections and counts what arrives on each, sampled every
@@ -235,19 +229,7 @@ pub fn send(o: &SendOptions) -> Result<serde_json::Value> {
 
 /// [t, cwnd, ssthresh, rtt_us, total_retrans, ca_state] from TCP_INFO.
 fn tcp_info(stream: &TcpStream) -> Option<[f64; 6]> {
-    // SAFETY: tcp_info is plain data; getsockopt fills at most `len` bytes of it.
-    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
-    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
-    let rc = unsafe {
-        libc::getsockopt(
-            stream.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_INFO,
-            (&mut info as *mut libc::tcp_info).cast(),
-            &mut len,
-        )
-    };
-    (rc == 0).then(|| {
+    crate::sockinfo::tcp_info(stream.as_raw_fd()).map(|info| {
         [
             monotonic_s(),
             info.tcpi_snd_cwnd as f64,

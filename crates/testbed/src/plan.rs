@@ -35,8 +35,17 @@ pub struct Plan {
     pub routes: Vec<Route>,
     /// The port where each route ends.
     pub route_exit: Vec<usize>,
+    /// The host each route starts at.
+    pub route_source: Vec<NodeId>,
     /// (source address, destination address) -> route id.
     pub by_pair: HashMap<(u32, u32), u32>,
+}
+
+/// Which end of a route stands for every address of its host.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Wildcard {
+    Source,
+    Destination,
 }
 
 /// `10.<link / 256>.<link % 256>.<1 for side a, 2 for side b>`.
@@ -83,14 +92,24 @@ impl Plan {
             hosts,
             routes: Vec::new(),
             route_exit: Vec::new(),
+            route_source: Vec::new(),
             by_pair: HashMap::new(),
         };
-        // The flows' paths (explicit `via` included) and their reverses, for ACKs.
+        // A path is named by the interface it leaves the flow's source from, as in the
+        // simulator: whichever address of the destination host a packet is for (a join goes
+        // to the address the connection started with), it takes the path of its source
+        // address, and the way back is the same links reversed, whichever address the
+        // destination answers from. The flows' paths (explicit `via` included, and every
+        // candidate a reconnecting application may move to) come first.
+        let mut reverses = Vec::new();
         for f in &sc.flows {
-            for r in &f.subflow_paths {
-                plan.add_route(r.clone());
-                plan.add_route(r.reversed());
+            for r in f.subflow_paths.iter().chain(&f.paths) {
+                plan.add_route(r.clone(), Wildcard::Destination);
+                reverses.push(r.reversed());
             }
+        }
+        for r in reverses {
+            plan.add_route(r, Wildcard::Source);
         }
         // Every other pair of host addresses: the shortest path out of the source's port.
         let graph = Graph::new(&sc.nodes, &sc.links);
@@ -103,7 +122,7 @@ impl Plan {
                     continue;
                 }
                 if let Some(r) = graph.route(pa.node, &[], pb.node, Some(pa.out_dir)) {
-                    plan.add_route(r);
+                    plan.add_route(r, Wildcard::Destination);
                 }
             }
         }
@@ -120,17 +139,37 @@ impl Plan {
         Some((from, to))
     }
 
-    fn add_route(&mut self, r: Route) {
+    /// Adds route `r` for the address pairs it serves that have none yet: its first port's
+    /// address to its last port's, and with `wildcard`, any address of that end's host.
+    fn add_route(&mut self, r: Route, wildcard: Wildcard) {
         let Some((from, to)) = self.ends(&r) else {
             return;
         };
-        let key = (self.ports[from].addr.into(), self.ports[to].addr.into());
-        if self.by_pair.contains_key(&key) {
-            return;
+        let addrs_of = |port: usize, all: bool| -> Vec<u32> {
+            let node = self.ports[port].node;
+            if all {
+                self.ports_of(node).map(|p| p.addr.into()).collect()
+            } else {
+                vec![self.ports[port].addr.into()]
+            }
+        };
+        let srcs = addrs_of(from, wildcard == Wildcard::Source);
+        let dsts = addrs_of(to, wildcard == Wildcard::Destination);
+        let id = self.routes.len() as u32;
+        let mut used = false;
+        for &s in &srcs {
+            for &d in &dsts {
+                if let std::collections::hash_map::Entry::Vacant(e) = self.by_pair.entry((s, d)) {
+                    e.insert(id);
+                    used = true;
+                }
+            }
         }
-        self.by_pair.insert(key, self.routes.len() as u32);
-        self.routes.push(r);
-        self.route_exit.push(to);
+        if used {
+            self.route_source.push(self.ports[from].node);
+            self.routes.push(r);
+            self.route_exit.push(to);
+        }
     }
 
     /// The port of `node` whose first hop is `out_dir`.
@@ -161,5 +200,94 @@ impl Plan {
         Graph::new(&sc.nodes, &sc.links)
             .route(src, &[], dst, None)
             .and_then(|r| r.hops.first().copied())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Plan;
+    use scenario::{LoadOptions, load_str};
+
+    /// E5.4's shape: a client on WiFi and 3G, a server reached through both.
+    const TWO_ACCESS: &str = r#"
+[scenario]
+name = "two-access"
+duration = "10s"
+[[node]]
+name = "client"
+kind = "host"
+[[node]]
+name = "ap"
+kind = "router"
+[[node]]
+name = "cell"
+kind = "router"
+[[node]]
+name = "server"
+kind = "host"
+[[link]]
+name = "wifi"
+a = "client:wlan0"
+b = "ap"
+rate = "4Mbps"
+delay = "20ms"
+[[link]]
+name = "3g"
+a = "client:ppp0"
+b = "cell"
+rate = "4Mbps"
+delay = "60ms"
+[[link]]
+a = "ap"
+b = "server"
+rate = "1Gbps"
+delay = "5ms"
+[[link]]
+a = "cell"
+b = "server"
+rate = "1Gbps"
+delay = "5ms"
+[[flow]]
+name = "download"
+protocol = "mptcp"
+cc = "lia"
+from = "client"
+to = "server"
+"#;
+
+    #[test]
+    fn a_path_is_chosen_by_its_source_interface_whatever_address_of_the_host_it_is_for() {
+        let opts = LoadOptions {
+            known_cc: vec!["lia".into()],
+            overrides: Vec::new(),
+        };
+        let sc = load_str(TWO_ACCESS, "t.toml".as_ref(), &opts)
+            .unwrap()
+            .remove(0);
+        let plan = Plan::new(&sc).unwrap();
+        let addr = |iface: &str| -> u32 {
+            plan.ports
+                .iter()
+                .find(|p| p.iface == iface)
+                .unwrap()
+                .addr
+                .into()
+        };
+        let links = |pair: (u32, u32)| -> Vec<String> {
+            let r = plan.by_pair[&pair] as usize;
+            plan.routes[r]
+                .hops
+                .iter()
+                .map(|&d| sc.links[d / 2].name.clone())
+                .collect()
+        };
+        // The connection starts at the server's WiFi-side address; the 3G subflow joins
+        // to that same address and must still cross 3G, and its ACKs come back over 3G
+        // although the server answers from its WiFi-side address.
+        let (wlan0, ppp0, server_ap) = (addr("wlan0"), addr("ppp0"), addr("ap-server"));
+        assert_eq!(links((wlan0, server_ap)), ["wifi", "ap-server"]);
+        assert_eq!(links((ppp0, server_ap)), ["3g", "cell-server"]);
+        assert_eq!(links((server_ap, ppp0)), ["cell-server", "3g"]);
+        assert_eq!(links((server_ap, wlan0)), ["ap-server", "wifi"]);
     }
 }

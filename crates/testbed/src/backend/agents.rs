@@ -3,6 +3,7 @@
 //! the application reads. Both are threads of this process, so a run leaves no processes
 //! behind, and they share counters with the sampler instead of printing reports.
 
+use crate::agent::{is_transient, socket_for};
 use crate::emu::Clock;
 use crate::netns::Netns;
 use anyhow::{Context, Result};
@@ -13,7 +14,7 @@ use rand_distr::{Distribution, Exp};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use scenario::spec::TrafficSpec;
 use scenario::units::Size;
-use socket2::{Domain, Protocol, SockAddr, Socket, Type};
+use socket2::SockAddr;
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsFd;
@@ -22,8 +23,6 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// IPPROTO_MPTCP from linux/in.h.
-const IPPROTO_MPTCP: i32 = 262;
 /// How often a blocked agent looks at the clock and the stop flag.
 const POLL: Duration = Duration::from_millis(50);
 /// Payload bytes of a packet, for sizes given in packets (as the simulator counts them).
@@ -58,6 +57,11 @@ pub struct FlowShared {
     pub sending: Mutex<Option<Arc<TcpStream>>>,
 }
 
+/// Replaces what a shared slot holds (a poisoned lock only means another agent panicked).
+fn set_slot(slot: &Mutex<Option<Arc<TcpStream>>>, value: Option<Arc<TcpStream>>) {
+    *slot.lock().unwrap_or_else(|e| e.into_inner()) = value;
+}
+
 impl FlowShared {
     pub fn fct_s(&self) -> Option<f64> {
         match self.fct_ns.load(Ordering::Relaxed) {
@@ -67,21 +71,6 @@ impl FlowShared {
     }
 }
 
-fn new_socket(mptcp: bool) -> Result<Socket> {
-    let protocol = if mptcp {
-        Protocol::from(IPPROTO_MPTCP)
-    } else {
-        Protocol::TCP
-    };
-    Socket::new(Domain::IPV4, Type::STREAM, Some(protocol)).with_context(|| {
-        if mptcp {
-            "creating an MPTCP socket (is net.mptcp.enabled 1?)".to_string()
-        } else {
-            "creating a TCP socket".to_string()
-        }
-    })
-}
-
 /// Closes with a reset (SO_LINGER 0) when the last handle goes, however it goes (the end of
 /// a run, an error, the process exiting): an orphaned socket with unsent data would
 /// otherwise retransmit for minutes into a network that is gone, holding its namespace and
@@ -89,11 +78,6 @@ fn new_socket(mptcp: bool) -> Result<Socket> {
 /// data is lost to the reset.
 fn abort_on_close(stream: &TcpStream) {
     let _ = socket2::SockRef::from(stream).set_linger(Some(Duration::ZERO));
-}
-
-fn transient(e: &std::io::Error) -> bool {
-    use std::io::ErrorKind::{Interrupted, TimedOut, WouldBlock};
-    matches!(e.kind(), WouldBlock | TimedOut | Interrupted)
 }
 
 /// Listens on the flow's port and reads every connection the sender opens, to the end.
@@ -106,7 +90,7 @@ pub fn start_receiver(
 ) -> Result<JoinHandle<Result<()>>> {
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
     let handle = ns.thread(move || {
-        let socket = new_socket(plan.mptcp)?;
+        let socket = socket_for(&plan.to, plan.mptcp)?;
         socket.set_reuse_address(true)?;
         if let Some(b) = plan.rcv_buffer {
             // The kernel doubles it for its own overhead: what is left is about the window.
@@ -130,14 +114,14 @@ pub fn start_receiver(
             let _ = poll(&mut fds, PollTimeout::from(POLL.as_millis() as u16));
             let (stream, _) = match listener.accept() {
                 Ok(c) => c,
-                Err(e) if transient(&e) => continue,
+                Err(e) if is_transient(&e) => continue,
                 Err(e) => return Err(e).context("accepting a connection"),
             };
             abort_on_close(&stream);
             stream.set_nonblocking(false)?;
             stream.set_read_timeout(Some(POLL))?;
             let stream = Arc::new(stream);
-            *shared.receiving.lock().unwrap_or_else(|e| e.into_inner()) = Some(stream.clone());
+            set_slot(&shared.receiving, Some(stream.clone()));
             let (shared, stop, start) = (shared.clone(), stop.clone(), plan.slot.start);
             readers.push(std::thread::spawn(move || {
                 read_all(&stream, &shared, &stop, clock, start, file_size)
@@ -146,7 +130,7 @@ pub fn start_receiver(
         for r in readers {
             let _ = r.join();
         }
-        *shared.receiving.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        set_slot(&shared.receiving, None);
         Ok(())
     })?;
     ready_rx
@@ -178,7 +162,7 @@ fn read_all(
                     );
                 }
             }
-            Err(e) if transient(&e) => {}
+            Err(e) if is_transient(&e) => {}
             Err(_) => return,
         }
     }
@@ -187,7 +171,7 @@ fn read_all(
 /// Opens a connection from `from` with the flow's algorithm.
 fn connect(plan: &FlowPlan, from: Ipv4Addr, clock: Clock, until: u64) -> Result<TcpStream> {
     loop {
-        let socket = new_socket(plan.mptcp)?;
+        let socket = socket_for(&plan.to, plan.mptcp)?;
         socket
             .set_tcp_congestion(plan.cc.as_bytes())
             .with_context(|| format!("TCP_CONGESTION {} (is it installed?)", plan.cc))?;
@@ -233,7 +217,7 @@ fn finish(mut stream: &TcpStream, stop: &AtomicBool) {
     while !stop.load(Ordering::Relaxed) {
         match stream.read(&mut sink) {
             Ok(0) => return,
-            Err(e) if !transient(&e) => return,
+            Err(e) if !is_transient(&e) => return,
             _ => {}
         }
     }
@@ -281,7 +265,7 @@ pub fn start_sender(
                 Err(_) if !running() => break,
                 Err(e) => return Err(e),
             };
-            *shared.sending.lock().unwrap_or_else(|e| e.into_inner()) = Some(stream.clone());
+            set_slot(&shared.sending, Some(stream.clone()));
             let mut last_progress = clock.now();
             let mut gave_up = false;
             while running() && remaining > 0 && clock.now() < burst_end {
@@ -293,7 +277,7 @@ pub fn start_sender(
                             last_progress = clock.now();
                         }
                     }
-                    Err(e) if transient(&e) => {}
+                    Err(e) if is_transient(&e) => {}
                     Err(_) => break,
                 }
                 if plan
@@ -307,7 +291,7 @@ pub fn start_sender(
             if !gave_up {
                 finish(&stream, &stop);
             }
-            *shared.sending.lock().unwrap_or_else(|e| e.into_inner()) = None;
+            set_slot(&shared.sending, None);
             drop(stream);
             if gave_up {
                 // The application gives up on this connection and tries the next path.

@@ -70,6 +70,7 @@ fn flow_plans(
     net: &Network,
     sc: &Scenario,
     slots: &[FlowSlot],
+    seed: u64,
     opts: &KernelOptions,
 ) -> Result<Vec<FlowPlan>> {
     let mut plans = Vec::new();
@@ -116,14 +117,11 @@ fn flow_plans(
             traffic: group.traffic.clone(),
             rcv_buffer: group.rcv_buffer,
             reconnect_after: group.reconnect_after.map(|d| d.nanos()),
-            seed: seed_of(slot, i),
+            // The on/off source's own stream, one per flow of this run's seed.
+            seed: seed ^ (i as u64 + 1).wrapping_mul(0xd134_2543_de82_ef95),
         });
     }
     Ok(plans)
-}
-
-fn seed_of(slot: &FlowSlot, i: usize) -> u64 {
-    slot.start ^ ((i as u64 + 7) << 32)
 }
 
 /// Makes each sending host default to its flows' algorithm: Linux 6.18 may start a subflow
@@ -225,7 +223,7 @@ pub fn run(
             trace_interval: trace,
         },
     )?;
-    let plans = flow_plans(&net, sc, &slots, opts)?;
+    let plans = flow_plans(&net, sc, &slots, seed, opts)?;
     let mut notes = not_applied(sc);
     notes.extend(set_namespace_defaults(&net, sc, &plans));
     for n in &notes {
@@ -262,18 +260,13 @@ pub fn run(
     }
     let emulator = net.stop();
     sampled?;
-    let emulator = emulator?;
     if !agent_errors.is_empty() {
         bail!("traffic agents failed: {}", agent_errors.join("; "));
     }
+    let mut emulator = emulator?;
     let fct: Vec<Option<f64>> = shared.iter().map(|s| s.fct_s()).collect();
     let mut measured = meter.finish(sc, &slots, &fct);
-    let link_part = measure::Measured {
-        metrics: emulator.measured.metrics.clone(),
-        flow_goodput_mbps: Default::default(),
-        series: emulator.measured.series.clone(),
-    };
-    measured.extend(link_part);
+    measured.extend(std::mem::take(&mut emulator.measured));
     let result = RunResult {
         scenario: sc.name.clone(),
         variant: sc.variant.clone(),

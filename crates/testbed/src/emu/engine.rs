@@ -21,10 +21,10 @@ use anyhow::{Context, Result};
 use measure::LinkMeter;
 use net::{AqmParams, DropReason, Enqueued, LinkDir, LinkParams, Nanos};
 use scenario::Scenario;
-use scenario::model::{DirId, EventKind, dir_id, dir_link};
+use scenario::model::{DirId, NodeId, dir_id, dir_link};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, AsRawFd};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -64,8 +64,11 @@ pub struct Emulator {
     routes: Vec<Box<[DirId]>>,
     route_exit: Vec<usize>,
     by_pair: HashMap<(u32, u32), u32>,
-    /// The first hop of each port, to check a route against the device a packet came from.
-    port_dir: Vec<DirId>,
+    /// The host of each port and the host each route starts at: a packet takes its pair's
+    /// route if it came from that host, through whichever of its devices (the host chose
+    /// the device by its own routing, the scenario's path is the route).
+    port_node: Vec<NodeId>,
+    route_source: Vec<NodeId>,
     wakes: BinaryHeap<Reverse<(Nanos, Wake)>>,
     pool: Pool,
     clock: Clock,
@@ -73,8 +76,8 @@ pub struct Emulator {
     captures: Vec<Option<Capture>>,
     meter: LinkMeter,
     red: Vec<RedLog>,
-    /// Which directions run RED.
-    is_red: Vec<bool>,
+    /// One per device, in port order, for ppoll.
+    pollfds: Vec<libc::pollfd>,
     lateness: Lateness,
     counters: Counters,
     realtime: bool,
@@ -117,9 +120,13 @@ impl Emulator {
                 ));
             }
         }
-        let is_red: Vec<bool> = links
+        let pollfds = ports
             .iter()
-            .map(|l| matches!(l.params().aqm, AqmParams::Red { .. }))
+            .map(|t| libc::pollfd {
+                fd: t.as_fd().as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            })
             .collect();
         let red = links.iter().map(|_| RedLog::default()).collect();
         let mut captures: Vec<Option<Capture>> = (0..sc.links.len()).map(|_| None).collect();
@@ -143,13 +150,14 @@ impl Emulator {
                 .collect(),
             route_exit: plan.route_exit.clone(),
             by_pair: plan.by_pair.clone(),
-            port_dir: plan.ports.iter().map(|p| p.out_dir).collect(),
+            port_node: plan.ports.iter().map(|p| p.node).collect(),
+            route_source: plan.route_source.clone(),
             wakes,
             pool: Pool::default(),
             clock: Clock::starting_now(),
             meter: LinkMeter::new(sc),
             red,
-            is_red,
+            pollfds,
             lateness: Lateness::default(),
             counters: Counters::default(),
             realtime: false,
@@ -179,35 +187,41 @@ impl Emulator {
                 Some(t) => (t - now - SPIN).min(MAX_SLEEP),
                 None => MAX_SLEEP,
             };
-            let ready = self.wait(sleep)?;
-            for p in ready {
-                buf = self.drain(p, buf)?;
+            self.wait(sleep)?;
+            for p in 0..self.pollfds.len() {
+                if self.pollfds[p].revents & libc::POLLIN != 0 {
+                    buf = self.drain(p, buf)?;
+                }
             }
         }
         let end = self.clock.now();
         self.finish(end)
     }
 
-    /// ppoll on every device for at most `sleep` ns; the indices of readable ones.
-    fn wait(&self, sleep: Nanos) -> Result<Vec<usize>> {
-        use nix::poll::{PollFd, PollFlags};
-        let mut fds: Vec<PollFd> = self
-            .ports
-            .iter()
-            .map(|t| PollFd::new(t.as_fd(), PollFlags::POLLIN))
-            .collect();
-        let timeout =
-            nix::sys::time::TimeSpec::from_duration(std::time::Duration::from_nanos(sleep));
-        match nix::poll::ppoll(&mut fds, Some(timeout), None) {
-            Ok(_) | Err(nix::errno::Errno::EINTR) => {}
-            Err(e) => return Err(e).context("waiting for packets"),
+    /// ppoll on every device for at most `sleep` ns; `pollfds[i].revents` says which are
+    /// readable. The array lives as long as the loop: nothing is allocated per wait.
+    fn wait(&mut self, sleep: Nanos) -> Result<()> {
+        let timeout = libc::timespec {
+            tv_sec: (sleep / 1_000_000_000) as libc::time_t,
+            tv_nsec: (sleep % 1_000_000_000) as libc::c_long,
+        };
+        // SAFETY: `pollfds` holds one valid pollfd per device, which outlive the call.
+        let rc = unsafe {
+            libc::ppoll(
+                self.pollfds.as_mut_ptr(),
+                self.pollfds.len() as libc::nfds_t,
+                &timeout,
+                std::ptr::null(),
+            )
+        };
+        if rc < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(e).context("waiting for packets");
+            }
+            self.pollfds.iter_mut().for_each(|f| f.revents = 0);
         }
-        Ok(fds
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| f.revents().is_some_and(|r| r.contains(PollFlags::POLLIN)))
-            .map(|(i, _)| i)
-            .collect())
+        Ok(())
     }
 
     /// Reads up to a batch from device `p`; each packet enters its route's first link.
@@ -224,7 +238,7 @@ impl Emulator {
             self.counters.read_bytes += n as u64;
             let route = ipv4_endpoints(&buf[..n])
                 .and_then(|pair| self.by_pair.get(&pair).copied())
-                .filter(|&r| self.routes[r as usize][0] == self.port_dir[p]);
+                .filter(|&r| self.route_source[r as usize] == self.port_node[p]);
             let Some(route) = route else {
                 self.counters.unroutable += 1;
                 continue;
@@ -245,7 +259,7 @@ impl Emulator {
         let d = self.routes[frame.route as usize][frame.hop as usize];
         let link = &mut self.links[d];
         let result = link.enqueue(t, frame);
-        if self.is_red[d] {
+        if matches!(link.params().aqm, AqmParams::Red { .. }) {
             let early = matches!(result, Enqueued::Dropped(_, DropReason::Early));
             let avg = link.red_average().unwrap_or(0.0);
             self.red[d].record(avg, early);
@@ -340,27 +354,8 @@ impl Emulator {
         let e = &self.sc.events[i];
         for d in [dir_id(e.link, false), dir_id(e.link, true)] {
             self.meter.capacity_changes(t, d, &self.links[d]);
-            let l = &mut self.links[d];
-            match &e.kind {
-                EventKind::Down => {
-                    for f in l.set_up(t, false) {
-                        self.pool.give(f.data);
-                    }
-                }
-                EventKind::Up => {
-                    l.set_up(t, true);
-                }
-                EventKind::Set { rate, delay, loss } => {
-                    if let Some(r) = rate {
-                        l.set_rate(r.bps());
-                    }
-                    if let Some(dl) = delay {
-                        l.set_delay(dl.nanos());
-                    }
-                    if let Some(p) = loss {
-                        l.set_loss(p.0);
-                    }
-                }
+            for f in self.links[d].apply(t, &e.kind) {
+                self.pool.give(f.data);
             }
         }
     }
