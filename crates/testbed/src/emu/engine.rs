@@ -33,10 +33,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 const READ_BATCH: usize = 64;
 /// Longest sleep, so that a stop request is seen promptly.
 const MAX_SLEEP: Nanos = 5_000_000;
-/// A sleeping thread wakes up tens to hundreds of microseconds late (more on a busy
-/// virtual machine): the loop sleeps until this long before the next wake-up and polls
-/// the devices without sleeping from there.
-const SPIN: Nanos = 300_000;
+/// A sleeping thread wakes up late: tens of microseconds at real-time priority, hundreds
+/// without (more on a busy virtual machine). The loop sleeps until this long before the
+/// next wake-up and polls the devices without sleeping from there. Spinning at real-time
+/// priority takes a core from the hosts' own threads, so the window is kept short there.
+const SPIN_REALTIME: Nanos = 50_000;
+const SPIN_NORMAL: Nanos = 300_000;
 
 pub struct EmuConfig {
     pub seed: u64,
@@ -173,6 +175,11 @@ impl Emulator {
     /// Runs until `stop` is set or the configured end; then reports.
     pub fn run(mut self, stop: Arc<AtomicBool>) -> Result<EmuReport> {
         self.realtime = tighten_scheduling();
+        let spin = if self.realtime {
+            SPIN_REALTIME
+        } else {
+            SPIN_NORMAL
+        };
         let mut buf = self.pool.take();
         loop {
             let now = self.clock.now();
@@ -183,8 +190,8 @@ impl Emulator {
             let next = self.wakes.peek().map(|Reverse((t, _))| *t);
             let now = self.clock.now();
             let sleep = match next {
-                Some(t) if t <= now + SPIN => 0,
-                Some(t) => (t - now - SPIN).min(MAX_SLEEP),
+                Some(t) if t <= now + spin => 0,
+                Some(t) => (t - now - spin).min(MAX_SLEEP),
                 None => MAX_SLEEP,
             };
             self.wait(sleep)?;
