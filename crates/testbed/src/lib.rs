@@ -1,6 +1,6 @@
-//! Real hosts on this machine for the kernel tests, benchmarks and (next) the kernel
-//! backend: network namespaces joined by veth links, traffic agents with real TCP and
-//! MPTCP sockets, and clean-up that survives crashes.
+//! Real hosts on this machine: the kernel backend (a scenario's hosts as network
+//! namespaces, joined by the real-time emulator, with traffic agents on real TCP and MPTCP
+//! sockets), and the namespaces, veth links and agents of the kernel tests and benchmarks.
 //!
 //! Everything created here carries the prefix `mlab-<pid>-`: a namespace, a bpffs
 //! directory of a private congestion-control registry. [`cleanup::remove_leftovers`]
@@ -9,12 +9,12 @@
 pub mod agent;
 pub mod backend;
 pub mod cleanup;
-pub mod netns;
-
-pub use netns::{Netns, tbf, veth};
 pub mod emu;
 pub mod hosts;
 pub mod netlink;
+pub mod netns;
 pub mod network;
 pub mod plan;
 pub mod sockinfo;
+
+pub use netns::{Netns, tbf, veth};
