@@ -10,7 +10,8 @@ use anyhow::{Result, bail};
 use measure::FlowMeter;
 use net::Nanos;
 use scenario::Scenario;
-use std::net::Ipv4Addr;
+use std::collections::HashMap;
+use std::net::{Ipv4Addr, SocketAddrV4};
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -35,9 +36,10 @@ pub fn trace_interval(sc: &Scenario) -> Nanos {
 #[derive(Default)]
 struct Seen {
     delivered: u64,
-    /// The receiving connection, and the bytes each subflow had received on it.
+    /// The receiving connection, and the bytes each of its subflows (by the sender's
+    /// address and port: a subflow that is replaced starts again from zero) had received.
     receiving: usize,
-    subflow_bytes: Vec<u64>,
+    subflow_bytes: HashMap<SocketAddrV4, u64>,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -114,19 +116,20 @@ fn subflow_deliveries(
     let id = Arc::as_ptr(&conn) as usize;
     if seen.receiving != id {
         seen.receiving = id;
-        seen.subflow_bytes = vec![0; plan.sources.len()];
+        seen.subflow_bytes.clear();
     }
     for sf in mptcp_subflows(conn.as_raw_fd()) {
         // At the receiver, a subflow's remote address is the sender's interface.
-        let Some(k) = sf.remote.and_then(|a| subflow_index(plan, *a.ip())) else {
+        let Some(remote) = sf.remote else { continue };
+        let Some(k) = subflow_index(plan, *remote.ip()) else {
             continue;
         };
         let now = sf.info.tcpi_bytes_received;
-        let before = &mut seen.subflow_bytes[k];
+        let before = seen.subflow_bytes.entry(remote).or_insert(0);
         if now > *before {
             meter.subflow_received(at, flow, k, now - *before);
+            *before = now;
         }
-        *before = now.max(*before);
     }
 }
 
