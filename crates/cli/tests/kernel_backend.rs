@@ -155,6 +155,12 @@ fn e3_on_the_kernel_matches_table_3_and_leaves_nothing_even_after_a_crash() {
             .unwrap();
         assert!(sf > 3.0, "subflow {k}: {sf} Mbit/s");
     }
+    // The hosts' own counters: host `a` took this variant's one MPTCP handshake and its
+    // join, and nothing fell back to TCP.
+    let metric = |name: &str| mptcp["metrics"][name]["mean"].as_f64();
+    assert_eq!(metric("kernel.a.MPTcpExtMPCapableSYNRX"), Some(1.0));
+    assert!(metric("kernel.a.MPTcpExtMPJoinSynRx").unwrap() >= 1.0);
+    assert_eq!(metric("kernel.mptcp_fallbacks"), Some(0.0));
     // The capture of the ISP-2 access link is there and tshark reads TCP from it.
     let pcap = out.join("pcap").join("mode=tcp-isp2-seed1-b-isp2.pcap");
     let tshark = Command::new("tshark")

@@ -59,6 +59,45 @@ fn published(v: &VariantSummary, name: &str) -> String {
         .join(", ")
 }
 
+/// Kernel counters that explain a difference from the simulator (see the kernel backend's
+/// `nstat`): MPTCP connections that fell back to TCP, subflows declared stale, data
+/// reinjected at the MPTCP level and received twice, TCP retransmission timeouts.
+const EXPLAINING: &[&str] = &[
+    "MPTcpExtMPCapableFallbackACK",
+    "MPTcpExtMPCapableFallbackSYNACK",
+    "MPTcpExtSubflowStale",
+    "MPTcpExtMPTCPRetrans",
+    "MPTcpExtDuplicateData",
+    "TcpExtTCPTimeouts",
+];
+
+/// One line per variant of `s` with its explaining kernel counters (means over seeds).
+fn kernel_notes(s: &Summary) -> Vec<String> {
+    s.variants
+        .iter()
+        .filter_map(|v| {
+            let shown: Vec<String> = v
+                .metrics
+                .iter()
+                .filter(|(k, m)| {
+                    m.mean != 0.0
+                        && (k.as_str() == "kernel.mptcp_fallbacks"
+                            || (k.starts_with("kernel.")
+                                && EXPLAINING.iter().any(|e| k.ends_with(&format!(".{e}")))))
+                })
+                .map(|(k, m)| {
+                    format!(
+                        "`{}` {}",
+                        k.trim_start_matches("kernel."),
+                        fmt(Some(m.mean))
+                    )
+                })
+                .collect();
+            (!shown.is_empty()).then(|| format!("- {}: {}", v.name, shown.join(", ")))
+        })
+        .collect()
+}
+
 /// Markdown comparing `a` (e.g. the simulator) with `b` (e.g. the kernel).
 pub fn compare(a: &Summary, b: &Summary) -> String {
     let mut out = String::new();
@@ -154,5 +193,95 @@ pub fn compare(a: &Summary, b: &Summary) -> String {
             );
         }
     }
+    for s in [a, b] {
+        let notes = kernel_notes(s);
+        if !notes.is_empty() {
+            let _ = writeln!(
+                out,
+                "\n{} counters (nstat, mean over seeds; `mptcp_fallbacks`: flows whose MPTCP \
+                 connection fell back to TCP):\n\n{}",
+                s.backend,
+                notes.join("\n")
+            );
+        }
+    }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::summary::MetricStats;
+    use std::collections::BTreeMap;
+
+    fn stats(mean: f64) -> MetricStats {
+        MetricStats {
+            mean,
+            std: 0.0,
+            min: mean,
+            max: mean,
+            runs: vec![mean],
+        }
+    }
+
+    fn summary(backend: &str, metrics: &[(&str, f64)]) -> Summary {
+        Summary {
+            format: 1,
+            scenario: "s".into(),
+            file: "s.toml".into(),
+            description: String::new(),
+            source: String::new(),
+            backend: backend.into(),
+            seeds: vec![1],
+            variants: vec![VariantSummary {
+                name: "v".into(),
+                dir: "v".into(),
+                params: BTreeMap::new(),
+                metrics: metrics
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), stats(*v)))
+                    .collect(),
+                checks: Vec::new(),
+                stats: Vec::new(),
+            }],
+            orders: Vec::new(),
+            plots: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn goodputs_side_by_side_with_their_difference() {
+        let sim = summary("sim", &[("group.a.goodput_mbps", 4.0)]);
+        let kernel = summary("kernel", &[("group.a.goodput_mbps", 3.0)]);
+        let md = compare(&sim, &kernel);
+        assert!(
+            md.contains("| v | `group.a.goodput_mbps` |  | 4.000 | 3.000 | -1.000 | -25 % |"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn names_the_kernel_counters_that_explain_a_difference() {
+        let sim = summary("sim", &[("group.a.goodput_mbps", 4.0)]);
+        let kernel = summary(
+            "kernel",
+            &[
+                ("group.a.goodput_mbps", 3.0),
+                ("kernel.mptcp_fallbacks", 1.0),
+                ("kernel.s1.MPTcpExtMPCapableFallbackACK", 1.0),
+                ("kernel.s1.MPTcpExtMPCapableSYNRX", 5.0),
+                ("kernel.c.MPTcpExtSubflowStale", 0.0),
+            ],
+        );
+        let md = compare(&sim, &kernel);
+        assert!(
+            md.contains("- v: `mptcp_fallbacks` 1.000, `s1.MPTcpExtMPCapableFallbackACK` 1.000"),
+            "{md}"
+        );
+        assert!(
+            !md.contains("SYNRX") && !md.contains("SubflowStale"),
+            "{md}"
+        );
+        assert!(!compare(&sim, &sim).contains("counters"));
+    }
 }

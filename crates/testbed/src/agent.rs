@@ -31,7 +31,8 @@ pub struct SendOptions {
     pub trace_ms: u64,
 }
 
-pub(crate) fn socket_for(addr: &SocketAddr, mptcp: bool) -> Result<Socket> {
+/// A TCP or MPTCP (IPPROTO_MPTCP) stream socket for `addr`'s family.
+pub fn socket_for(addr: &SocketAddr, mptcp: bool) -> Result<Socket> {
     let protocol = if mptcp {
         Protocol::from(IPPROTO_MPTCP)
     } else {

@@ -14,6 +14,7 @@ pub mod hosts;
 pub mod netlink;
 pub mod netns;
 pub mod network;
+pub mod nstat;
 pub mod plan;
 pub mod sockinfo;
 

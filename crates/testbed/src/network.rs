@@ -46,6 +46,19 @@ impl Network {
         })
     }
 
+    /// Every host's MPTCP and TCP counters of [`crate::nstat::KEPT`], named
+    /// `kernel.<host>.<counter>`.
+    pub fn counters(&self) -> Result<std::collections::BTreeMap<String, u64>> {
+        let mut out = std::collections::BTreeMap::new();
+        for (node, ns) in &self.hosts.namespaces {
+            let host = &self.sc.nodes[*node].name;
+            for (k, v) in ns.enter(crate::nstat::read_kept)? {
+                out.insert(format!("kernel.{host}.{k}"), v);
+            }
+        }
+        Ok(out)
+    }
+
     /// The emulator's clock: scenario time is `clock.now()`.
     pub fn clock(&self) -> Clock {
         self.clock

@@ -1,6 +1,9 @@
 //! Socket statistics from the kernel: TCP_INFO of a TCP socket, and for an MPTCP socket
 //! the TCP_INFO and addresses of each subflow (MPTCP_TCPINFO and MPTCP_SUBFLOW_ADDRS,
-//! Linux 5.16+), which is what `ss -tiM` shows.
+//! Linux 5.16+), which is what `ss -tiM` shows. An MPTCP connection that fell back to TCP
+//! (RFC 8684 3.7: its handshake's options were lost, e.g. the third ACK dropped by a full
+//! queue) refuses SOL_MPTCP options with EOPNOTSUPP and passes SOL_TCP ones to its one
+//! subflow.
 
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::os::fd::RawFd;
@@ -39,8 +42,22 @@ pub fn tcp_info(fd: RawFd) -> Option<libc::tcp_info> {
     (rc == 0).then_some(info)
 }
 
+/// What the kernel says of an MPTCP connection's subflows now.
+pub struct Connection {
+    pub subflows: Vec<SubflowInfo>,
+    /// The connection fell back to plain TCP; `subflows` is its one TCP connection.
+    pub fallen_back: bool,
+}
+
+/// Why a per-subflow query gave nothing.
+enum Refused {
+    /// EOPNOTSUPP: the socket runs plain TCP (an MPTCP socket after fallback).
+    NotMptcp,
+    Other,
+}
+
 /// An MPTCP getsockopt returning per-subflow records of `size` bytes: the records.
-fn per_subflow(fd: RawFd, opt: libc::c_int, size: usize) -> Option<Vec<Vec<u8>>> {
+fn per_subflow(fd: RawFd, opt: libc::c_int, size: usize) -> Result<Vec<Vec<u8>>, Refused> {
     let mut buf = vec![0u8; SUBFLOW_DATA + MAX_SUBFLOWS * size];
     buf[0..4].copy_from_slice(&(SUBFLOW_DATA as u32).to_ne_bytes());
     buf[12..16].copy_from_slice(&(size as u32).to_ne_bytes());
@@ -48,18 +65,33 @@ fn per_subflow(fd: RawFd, opt: libc::c_int, size: usize) -> Option<Vec<Vec<u8>>>
     // SAFETY: the kernel writes at most `len` bytes into the buffer we own.
     let rc = unsafe { libc::getsockopt(fd, SOL_MPTCP, opt, buf.as_mut_ptr().cast(), &mut len) };
     if rc != 0 {
-        return None;
+        return Err(match std::io::Error::last_os_error().raw_os_error() {
+            Some(libc::EOPNOTSUPP) => Refused::NotMptcp,
+            _ => Refused::Other,
+        });
     }
-    let num = u32::from_ne_bytes(buf[4..8].try_into().ok()?) as usize;
-    let user = u32::from_ne_bytes(buf[12..16].try_into().ok()?) as usize;
+    let field = |at: usize| u32::from_ne_bytes([buf[at], buf[at + 1], buf[at + 2], buf[at + 3]]);
+    let (num, user) = (field(4) as usize, field(12) as usize);
     let got = num
         .min(MAX_SUBFLOWS)
         .min((len as usize).saturating_sub(SUBFLOW_DATA) / user.max(1));
-    Some(
-        (0..got)
-            .map(|i| buf[SUBFLOW_DATA + i * user..SUBFLOW_DATA + (i + 1) * user].to_vec())
-            .collect(),
-    )
+    Ok((0..got)
+        .map(|i| buf[SUBFLOW_DATA + i * user..SUBFLOW_DATA + (i + 1) * user].to_vec())
+        .collect())
+}
+
+/// getsockname(2) or getpeername(2) of an IPv4 socket.
+fn socket_addr(fd: RawFd, peer: bool) -> Option<SocketAddrV4> {
+    let mut storage = [0u8; 128];
+    let mut len = storage.len() as libc::socklen_t;
+    let query = if peer {
+        libc::getpeername
+    } else {
+        libc::getsockname
+    };
+    // SAFETY: the kernel writes at most `len` bytes of address into the buffer we own.
+    let rc = unsafe { query(fd, storage.as_mut_ptr().cast(), &mut len) };
+    (rc == 0).then(|| sockaddr_v4(&storage)).flatten()
 }
 
 fn sockaddr_v4(b: &[u8]) -> Option<SocketAddrV4> {
@@ -74,21 +106,28 @@ fn sockaddr_v4(b: &[u8]) -> Option<SocketAddrV4> {
     ))
 }
 
-/// Every subflow of MPTCP socket `fd`; empty if it has none (or is not MPTCP).
-pub fn mptcp_subflows(fd: RawFd) -> Vec<SubflowInfo> {
+/// Every subflow of MPTCP socket `fd`. Empty when the kernel answers nothing usable (the
+/// socket is closing, or a subflow joined between the two queries).
+pub fn mptcp_subflows(fd: RawFd) -> Connection {
     let size = std::mem::size_of::<libc::tcp_info>();
-    let (Some(infos), Some(addrs)) = (
-        per_subflow(fd, MPTCP_TCPINFO, size),
-        per_subflow(fd, MPTCP_SUBFLOW_ADDRS, SUBFLOW_ADDRS),
-    ) else {
-        return Vec::new();
+    let nothing = Connection {
+        subflows: Vec::new(),
+        fallen_back: false,
+    };
+    let infos = match per_subflow(fd, MPTCP_TCPINFO, size) {
+        Ok(infos) => infos,
+        Err(Refused::NotMptcp) => return fallen_back(fd).unwrap_or(nothing),
+        Err(Refused::Other) => return nothing,
+    };
+    let Ok(addrs) = per_subflow(fd, MPTCP_SUBFLOW_ADDRS, SUBFLOW_ADDRS) else {
+        return nothing;
     };
     // Both lists walk the connection's subflow list; one that joined or left between the
     // two calls shifts them, which the addresses reveal: pair them only if counts agree.
     if infos.len() != addrs.len() {
-        return Vec::new();
+        return nothing;
     }
-    infos
+    let subflows = infos
         .iter()
         .zip(&addrs)
         .map(|(i, a)| {
@@ -108,5 +147,21 @@ pub fn mptcp_subflows(fd: RawFd) -> Vec<SubflowInfo> {
                 info,
             }
         })
-        .collect()
+        .collect();
+    Connection {
+        subflows,
+        fallen_back: false,
+    }
+}
+
+/// A connection that fell back to TCP, as its one subflow.
+fn fallen_back(fd: RawFd) -> Option<Connection> {
+    Some(Connection {
+        subflows: vec![SubflowInfo {
+            local: socket_addr(fd, false),
+            remote: socket_addr(fd, true),
+            info: tcp_info(fd)?,
+        }],
+        fallen_back: true,
+    })
 }

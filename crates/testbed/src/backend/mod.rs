@@ -258,8 +258,10 @@ pub fn run(
             Err(_) => agent_errors.push("an agent thread panicked".into()),
         }
     }
+    // Read before the namespaces go; a run that failed has no use for them.
+    let counters = sampled.as_ref().ok().map(|_| net.counters());
     let emulator = net.stop();
-    sampled?;
+    let sampled = sampled?;
     if !agent_errors.is_empty() {
         bail!("traffic agents failed: {}", agent_errors.join("; "));
     }
@@ -267,6 +269,23 @@ pub fn run(
     let fct: Vec<Option<f64>> = shared.iter().map(|s| s.fct_s()).collect();
     let mut measured = meter.finish(sc, &slots, &fct);
     measured.extend(std::mem::take(&mut emulator.measured));
+    for &i in &sampled.fallen_back {
+        let slot = &slots[i];
+        eprintln!(
+            "note: flow {}#{} fell back to TCP (RFC 8684 3.7: its MPTCP handshake's options did \
+             not all arrive, e.g. a third ACK dropped at a full queue); it ran on its first path only",
+            sc.flows[slot.group].name, slot.index
+        );
+    }
+    measured.metrics.insert(
+        "kernel.mptcp_fallbacks".into(),
+        sampled.fallen_back.len() as f64,
+    );
+    if let Some(counters) = counters {
+        measured
+            .metrics
+            .extend(counters?.into_iter().map(|(k, v)| (k, v as f64)));
+    }
     let result = RunResult {
         scenario: sc.name.clone(),
         variant: sc.variant.clone(),

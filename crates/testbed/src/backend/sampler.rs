@@ -40,6 +40,14 @@ struct Seen {
     /// address and port: a subflow that is replaced starts again from zero) had received.
     receiving: usize,
     subflow_bytes: HashMap<SocketAddrV4, u64>,
+    /// An MPTCP connection of this flow was seen running as plain TCP.
+    fallen_back: bool,
+}
+
+/// What sampling found besides the measurements: the MPTCP flows (by index) one of whose
+/// connections fell back to TCP.
+pub struct Sampled {
+    pub fallen_back: Vec<usize>,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -52,7 +60,7 @@ pub fn sample(
     interrupted: &AtomicBool,
     net: &Network,
     progress: &mut impl FnMut(f64),
-) -> Result<()> {
+) -> Result<Sampled> {
     if !sc.measure.interval.nanos().is_multiple_of(TICK) {
         bail!(
             "the kernel backend samples every {} ms: measure.interval must be a multiple of it (it is {})",
@@ -86,7 +94,8 @@ pub fn sample(
             let table: Vec<Vec<(f32, f32)>> = plans
                 .iter()
                 .zip(shared)
-                .map(|(p, s)| windows(p, s))
+                .zip(&mut seen)
+                .map(|((p, s), seen)| windows(p, s, seen))
                 .collect();
             meter.trace(tick, |i, k| {
                 table[i].get(k).copied().unwrap_or((f32::NAN, f32::NAN))
@@ -95,7 +104,9 @@ pub fn sample(
         progress(tick as f64 / end as f64);
         tick += TICK;
     }
-    Ok(())
+    Ok(Sampled {
+        fallen_back: (0..plans.len()).filter(|&i| seen[i].fallen_back).collect(),
+    })
 }
 
 /// Bytes that arrived on each subflow of the flow's receiving connection since last time.
@@ -118,7 +129,10 @@ fn subflow_deliveries(
         seen.receiving = id;
         seen.subflow_bytes.clear();
     }
-    for sf in mptcp_subflows(conn.as_raw_fd()) {
+    let now = mptcp_subflows(conn.as_raw_fd());
+    seen.fallen_back |= now.fallen_back;
+    // A connection that fell back is its first subflow, whose bytes count as such.
+    for sf in now.subflows {
         // At the receiver, a subflow's remote address is the sender's interface.
         let Some(remote) = sf.remote else { continue };
         let Some(k) = subflow_index(plan, *remote.ip()) else {
@@ -139,7 +153,7 @@ fn subflow_index(plan: &FlowPlan, local: Ipv4Addr) -> Option<usize> {
 
 /// (window in packets, smoothed RTT in ms) of each subflow of the flow's sending
 /// connection; NaN where a subflow is not established.
-fn windows(plan: &FlowPlan, shared: &FlowShared) -> Vec<(f32, f32)> {
+fn windows(plan: &FlowPlan, shared: &FlowShared, seen: &mut Seen) -> Vec<(f32, f32)> {
     let mut out = vec![(f32::NAN, f32::NAN); plan.sources.len()];
     let conn = shared
         .sending
@@ -149,7 +163,9 @@ fn windows(plan: &FlowPlan, shared: &FlowShared) -> Vec<(f32, f32)> {
     let Some(conn) = conn else { return out };
     let sample = |i: &libc::tcp_info| (i.tcpi_snd_cwnd as f32, i.tcpi_rtt as f32 / 1000.0);
     if plan.mptcp {
-        for sf in mptcp_subflows(conn.as_raw_fd()) {
+        let now = mptcp_subflows(conn.as_raw_fd());
+        seen.fallen_back |= now.fallen_back;
+        for sf in now.subflows {
             if sf.info.tcpi_state != TCP_ESTABLISHED {
                 continue;
             }
