@@ -113,6 +113,7 @@ impl KernelSession {
         sc: &Scenario,
         seed: u64,
         captures: Vec<(usize, PathBuf)>,
+        sysctls: &[(String, String)],
         progress: impl FnMut(f64),
     ) -> Result<KernelRun> {
         if self.interrupted.load(Ordering::SeqCst) {
@@ -122,6 +123,7 @@ impl KernelSession {
             cc_names: self.cc_names.clone(),
             captures,
             interrupted: self.interrupted.clone(),
+            sysctls: sysctls.to_vec(),
         };
         testbed::backend::run(sc, seed, &opts, progress)
     }
@@ -152,6 +154,28 @@ impl Drop for KernelSession {
 
 /// How long the clean-up waits for the kernel to free the congestion controls it removed.
 const HELD_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// `--sysctl KEY=VALUE`: only `net.*` keys, which every network namespace has its own copy
+/// of; any other would change the whole machine.
+pub fn parse_sysctls(args: &[String]) -> Result<Vec<(String, String)>> {
+    args.iter()
+        .map(|a| match a.split_once('=') {
+            Some((k, v))
+                if k.starts_with("net.")
+                    && k.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+                    && !k.contains("..")
+                    && !v.is_empty() =>
+            {
+                Ok((k.to_string(), v.to_string()))
+            }
+            _ => bail!(
+                "--sysctl {a}: expected KEY=VALUE with a net.* key (only those belong to a \
+                 host's namespace)"
+            ),
+        })
+        .collect()
+}
 
 /// `--pcap LINK`: the link ids and capture files of one run.
 pub fn captures(
@@ -186,4 +210,28 @@ pub fn captures(
             ))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_sysctls;
+
+    #[test]
+    fn sysctls_must_be_per_namespace_key_value_pairs() {
+        let ok = parse_sysctls(&["net.mptcp.stale_loss_cnt=1".into()]).unwrap();
+        assert_eq!(ok, vec![("net.mptcp.stale_loss_cnt".into(), "1".into())]);
+        for bad in [
+            "kernel.panic=1",
+            "net.mptcp.stale_loss_cnt",
+            "net.mptcp.stale_loss_cnt=",
+            "net/../../kernel/panic=1",
+            "net..x=1",
+        ] {
+            let e = parse_sysctls(&[bad.into()]).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!("--sysctl {bad}: expected KEY=VALUE")),
+                "{e}"
+            );
+        }
+    }
 }

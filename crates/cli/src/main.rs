@@ -54,6 +54,10 @@ enum Command {
         /// Run for this long instead of the scenario's duration (e.g. 60s).
         #[arg(long)]
         duration: Option<String>,
+        /// Kernel backend: set this net.* sysctl in every host's namespace (repeatable),
+        /// e.g. net.mptcp.stale_loss_cnt=1.
+        #[arg(long, value_name = "KEY=VALUE")]
+        sysctl: Vec<String>,
     },
     /// Validate a scenario (or every .toml in a folder) without running it.
     Check {
@@ -164,6 +168,7 @@ fn main() -> ExitCode {
             strict,
             pcap,
             duration,
+            sysctl,
         } => run::run(
             &scenario,
             &run::RunArgs {
@@ -174,6 +179,7 @@ fn main() -> ExitCode {
                 report,
                 pcap,
                 duration,
+                sysctl,
             },
         )
         .map(|all_pass| all_pass || !strict),

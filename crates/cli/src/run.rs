@@ -69,6 +69,8 @@ pub struct RunArgs {
     pub pcap: Vec<String>,
     /// A shorter run than the scenario's.
     pub duration: Option<String>,
+    /// `KEY=VALUE` sysctls for the hosts' namespaces (kernel backend).
+    pub sysctl: Vec<String>,
 }
 
 /// Cuts every variant to `duration` (flows that would stop later stop then).
@@ -185,6 +187,7 @@ type Runs = (Vec<Scenario>, Vec<Vec<scenario::RunResult>>);
 
 /// The variants this kernel can run, each with every seed, in real time.
 fn run_kernel(variants: Vec<Scenario>, args: &RunArgs, out: &Path) -> Result<Runs> {
+    let sysctls = crate::kernel_run::parse_sysctls(&args.sysctl)?;
     let mut session = crate::kernel_run::KernelSession::start()?;
     let mut runnable = Vec::new();
     for sc in variants {
@@ -214,7 +217,7 @@ fn run_kernel(variants: Vec<Scenario>, args: &RunArgs, out: &Path) -> Result<Run
             let base = (i as u64 * seeds as u64 + k as u64) * 1000;
             let captures = crate::kernel_run::captures(sc, &args.pcap, &pcap_staging(out), seed)?;
             let run = session
-                .run(sc, seed, captures, |f| {
+                .run(sc, seed, captures, &sysctls, |f| {
                     bar.set_position(base + (f * 1000.0) as u64)
                 })
                 .with_context(|| format!("{} seed {seed}", label(sc)))?;

@@ -266,6 +266,37 @@ fn kernel_runs_refuse_clearly() {
         "{err}"
     );
     assert!(leftovers_of(pid).is_empty(), "{:?}", leftovers_of(pid));
+    // A sysctl that is not per namespace is refused before anything is made; one this
+    // kernel does not have fails the run once its hosts exist, and they are removed.
+    let out = Command::new(bin())
+        .arg("run")
+        .arg(&e3)
+        .args(["--backend", "kernel", "--sysctl", "kernel.panic=1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && err.contains("--sysctl kernel.panic=1: expected KEY=VALUE with a net.* key"),
+        "{err}"
+    );
+    let run = start_run(&[
+        e3.to_str().unwrap(),
+        "--backend",
+        "kernel",
+        "--sysctl",
+        "net.mptcp.no_such_setting=1",
+    ]);
+    let pid = run.id();
+    let out = run.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && err.contains("--sysctl on host")
+            && err.contains("setting net.mptcp.no_such_setting=1"),
+        "{err}"
+    );
+    assert!(leftovers_of(pid).is_empty(), "{:?}", leftovers_of(pid));
     // An unknown backend.
     let out = Command::new(bin())
         .arg("run")

@@ -24,7 +24,7 @@ pub struct Hosts {
 }
 
 /// Writes a sysctl of the calling thread's namespace.
-fn sysctl(key: &str, value: &str) -> Result<()> {
+pub(crate) fn sysctl(key: &str, value: &str) -> Result<()> {
     let path = format!("/proc/sys/{}", key.replace('.', "/"));
     std::fs::write(&path, value).with_context(|| format!("setting {key}={value}"))
 }

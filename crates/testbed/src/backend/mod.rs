@@ -32,6 +32,8 @@ pub struct KernelOptions {
     pub captures: Vec<(usize, PathBuf)>,
     /// Set on Ctrl-C: the run stops and cleans up.
     pub interrupted: Arc<AtomicBool>,
+    /// `net.*` sysctls (key, value) set in every host's namespace after its own setup.
+    pub sysctls: Vec<(String, String)>,
 }
 
 /// Everything a run of one variant with one seed produced.
@@ -145,6 +147,16 @@ fn set_namespace_defaults(net: &Network, sc: &Scenario, plans: &[FlowPlan]) -> V
     notes
 }
 
+/// The user's sysctls, in every host's namespace (in-thread, like the backend's own).
+fn apply_sysctls(net: &Network, sc: &Scenario, sysctls: &[(String, String)]) -> Result<()> {
+    for (node, ns) in &net.hosts.namespaces {
+        let set = sysctls.to_vec();
+        ns.enter(move || set.iter().try_for_each(|(k, v)| crate::hosts::sysctl(k, v)))
+            .with_context(|| format!("--sysctl on host {}", sc.nodes[*node].name))?;
+    }
+    Ok(())
+}
+
 /// Scenario settings Linux has no switch for: said, not silently ignored.
 fn not_applied(sc: &Scenario) -> Vec<String> {
     let mut notes = Vec::new();
@@ -223,6 +235,7 @@ pub fn run(
             trace_interval: trace,
         },
     )?;
+    apply_sysctls(&net, sc, &opts.sysctls)?;
     let plans = flow_plans(&net, sc, &slots, seed, opts)?;
     let mut notes = not_applied(sc);
     notes.extend(set_namespace_defaults(&net, sc, &plans));
