@@ -92,6 +92,7 @@ impl KernelSession {
 
     /// Installs the eBPF algorithms `sc` uses that are not installed yet.
     pub fn prepare(&mut self, sc: &Scenario) -> Result<()> {
+        let first = self.installed.is_empty();
         for f in &sc.flows {
             let Ok(a) = Algorithm::parse(&f.cc) else {
                 continue;
@@ -104,6 +105,15 @@ impl KernelSession {
                 self.cc_names
                     .insert(a.name().to_string(), self.registry.name_of(a));
             }
+        }
+        if first && !self.installed.is_empty() {
+            // `ip netns exec` remounts /sys, hiding bpffs: the coupling state is read from
+            // the root namespace, in this run's private registry.
+            eprintln!(
+                "coupling state during the run: sudo MPTCP_LAB_BPF_ROOT={} MPTCP_LAB_CC_PREFIX={} mptcp-lab cc show",
+                self.registry.root.display(),
+                self.registry.prefix
+            );
         }
         Ok(())
     }

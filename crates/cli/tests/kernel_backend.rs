@@ -310,3 +310,92 @@ fn kernel_runs_refuse_clearly() {
         "{err}"
     );
 }
+
+/// Data segments from `from` and pure ACKs from `to` in a capture, read by tshark.
+fn segments_and_acks(pcap: &Path, from: &str, to: &str) -> (u64, u64) {
+    let out = Command::new("tshark")
+        .arg("-r")
+        .arg(pcap)
+        .args(["-T", "fields", "-e", "ip.src", "-e", "tcp.len"])
+        .output()
+        .unwrap();
+    let (mut data, mut acks) = (0, 0);
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let mut f = line.split('\t');
+        let (src, len) = (f.next().unwrap_or(""), f.next().unwrap_or(""));
+        match (src, len.parse::<u32>()) {
+            (s, Ok(n)) if s == from && n > 0 => data += 1,
+            (s, Ok(0)) if s == to => acks += 1,
+            _ => {}
+        }
+    }
+    (data, acks)
+}
+
+#[test]
+fn delayed_ack_false_makes_the_kernel_receiver_acknowledge_every_segment() {
+    if !kernel_available("delayed_ack_false_on_the_kernel") {
+        return;
+    }
+    let _serial = serial();
+    let dir = out_dir("quickack");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("quickack.toml");
+    std::fs::write(
+        &file,
+        r#"
+[scenario]
+name = "quickack"
+duration = "4s"
+[variants]
+delayed_ack = [true, false]
+[[node]]
+name = "a"
+kind = "host"
+[[node]]
+name = "b"
+kind = "host"
+[[link]]
+a = "a"
+b = "b"
+rate = "10Mbps"
+delay = "5ms"
+[[flow]]
+name = "bulk"
+from = "a"
+to = "b"
+delayed_ack = "${delayed_ack}"
+"#,
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let result = Command::new(bin())
+        .arg("run")
+        .arg(&file)
+        .args(["--backend", "kernel", "--pcap", "a-b", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let ratio = |variant: &str| {
+        let pcap = out
+            .join("pcap")
+            .join(format!("delayed_ack={variant}-seed1-a-b.pcap"));
+        let (data, acks) = segments_and_acks(&pcap, "10.0.0.1", "10.0.0.2");
+        assert!(data > 1000, "{variant}: only {data} data segments");
+        acks as f64 / data as f64
+    };
+    // Linux's own policy: about one ACK per two segments (more at the start, in quick-ACK
+    // mode). With the route's quickack metric: one per segment.
+    let (delayed, quick) = (ratio("true"), ratio("false"));
+    assert!(
+        delayed < 0.75,
+        "delayed ACKs: {delayed:.2} ACKs per segment"
+    );
+    assert!(quick > 0.95, "quick ACKs: {quick:.2} ACKs per segment");
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -112,7 +112,10 @@ fn count(
         if Instant::now() >= next {
             samples.push((monotonic_s(), total));
             if mptcp {
-                most_subflows = most_subflows.max(mptcp_subflows(&stream).unwrap_or(0));
+                let now = crate::sockinfo::mptcp_subflows(stream.as_raw_fd())
+                    .subflows
+                    .len();
+                most_subflows = most_subflows.max(now as u32);
             }
             next += period;
         }
@@ -124,28 +127,6 @@ fn count(
         "samples": samples,
         "most_subflows": most_subflows,
     })
-}
-
-/// SOL_MPTCP and MPTCP_INFO from linux/mptcp.h.
-const SOL_MPTCP: i32 = 284;
-const MPTCP_INFO: i32 = 1;
-
-/// Subflows of an MPTCP connection now: the initial one plus `mptcpi_subflows`, the first
-/// byte of struct mptcp_info (the subflows added to it).
-fn mptcp_subflows(stream: &TcpStream) -> Option<u32> {
-    let mut info = [0u8; 64];
-    let mut len = info.len() as libc::socklen_t;
-    // SAFETY: getsockopt writes at most `len` bytes into the buffer we own.
-    let rc = unsafe {
-        libc::getsockopt(
-            stream.as_raw_fd(),
-            SOL_MPTCP,
-            MPTCP_INFO,
-            info.as_mut_ptr().cast(),
-            &mut len,
-        )
-    };
-    (rc == 0 && len > 0).then(|| 1 + info[0] as u32)
 }
 
 /// Connects and sends as fast as the connection takes it for `seconds`, then waits for

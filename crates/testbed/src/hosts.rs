@@ -44,6 +44,9 @@ struct HostSetup {
     ports: Vec<Port>,
     /// (destination address, index into `ports` of the interface to leave by).
     main_routes: Vec<(Ipv4Addr, usize)>,
+    /// Peers whose data this host acknowledges segment by segment: the sources of its
+    /// incoming flows with `delayed_ack = false`.
+    quickack_peers: Vec<Ipv4Addr>,
     multipath: bool,
 }
 
@@ -66,13 +69,19 @@ impl HostSetup {
             let index = ifindex(&p.dev)?;
             rtnl.set_up(index)?;
             rtnl.add_address(index, p.addr, 32)?;
-            rtnl.add_route(p.table, Ipv4Addr::UNSPECIFIED, 0, index)?;
+            rtnl.add_route(p.table, Ipv4Addr::UNSPECIFIED, 0, index, false)?;
+            // A receiving socket is bound to one of our addresses, so its ACKs follow the
+            // interface table: the quick-ACK routes must be there too.
+            for &peer in &self.quickack_peers {
+                rtnl.add_route(p.table, peer, 32, index, true)?;
+            }
             rtnl.add_rule(p.addr, p.table, RULE_PRIORITY + i as u32)?;
             tuns.push(tun);
             indices.push(index);
         }
         for (dst, via) in &self.main_routes {
-            rtnl.add_route(254, *dst, 32, indices[*via])?;
+            let quickack = self.quickack_peers.contains(dst);
+            rtnl.add_route(254, *dst, 32, indices[*via], quickack)?;
         }
         let mut pm = MptcpPm::open()?;
         pm.set_limits(MAX_SUBFLOWS, MAX_SUBFLOWS)?;
@@ -85,6 +94,20 @@ impl HostSetup {
         }
         Ok(tuns)
     }
+}
+
+/// The addresses of every host that sends `node` a flow with `delayed_ack = false`.
+fn quickack_peers(sc: &Scenario, plan: &Plan, node: NodeId) -> Vec<Ipv4Addr> {
+    let mut peers: Vec<Ipv4Addr> = sc
+        .flows
+        .iter()
+        .filter(|g| g.dst == node && !g.delayed_ack)
+        .flat_map(|g| plan.hosts.iter().filter(move |(n, _)| *n == g.src))
+        .flat_map(|(_, ports)| ports.iter().map(|&p| plan.ports[p].addr))
+        .collect();
+    peers.sort();
+    peers.dedup();
+    peers
 }
 
 impl Hosts {
@@ -117,6 +140,7 @@ impl Hosts {
                 multipath: ports.len() > 1,
                 ports,
                 main_routes,
+                quickack_peers: quickack_peers(sc, plan, *node),
             };
             let made = ns
                 .enter(move || setup.apply())

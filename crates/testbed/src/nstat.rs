@@ -28,6 +28,8 @@ pub const KEPT: &[&str] = &[
     "TcpExtTCPTimeouts",
     "TcpExtTCPSynRetrans",
     "TcpExtTCPLossProbes",
+    // Receivers: how often the delayed-ACK timer, not a second segment, sent the ACK.
+    "TcpExtDelayedACKs",
     "TcpRetransSegs",
 ];
 

@@ -167,10 +167,16 @@ fn not_applied(sc: &Scenario) -> Vec<String> {
                 g.name
             ));
         }
-        if !g.delayed_ack {
+        // Quick ACKs are a route metric: they hold for every flow between the two hosts.
+        let quick_sibling = sc
+            .flows
+            .iter()
+            .find(|o| o.src == g.src && o.dst == g.dst && !o.delayed_ack);
+        if let (true, Some(o)) = (g.delayed_ack, quick_sibling) {
             notes.push(format!(
-                "flow {}: delayed_ack = false is not applied (Linux decides by itself)",
-                g.name
+                "flow {}: acknowledged at once like flow {} (delayed_ack = false applies to \
+                 every flow between the same two hosts on the kernel backend)",
+                g.name, o.name
             ));
         }
         if g.scheduler == scenario::spec::SchedulerKind::RoundRobin {

@@ -6,7 +6,7 @@ use netlink_packet_core::{NLM_F_CREATE, NLM_F_EXCL};
 use netlink_packet_route::address::{AddressAttribute, AddressMessage};
 use netlink_packet_route::link::{LinkFlags, LinkMessage};
 use netlink_packet_route::route::{
-    RouteAddress, RouteAttribute, RouteMessage, RouteProtocol, RouteScope, RouteType,
+    RouteAddress, RouteAttribute, RouteMessage, RouteMetric, RouteProtocol, RouteScope, RouteType,
 };
 use netlink_packet_route::rule::{RuleAction, RuleAttribute, RuleMessage};
 use netlink_packet_route::{AddressFamily, RouteNetlinkMessage};
@@ -49,9 +49,18 @@ impl Rtnl {
         Ok(())
     }
 
-    /// `ip route add DST/PREFIX dev IFINDEX table TABLE`: a directly attached route (TUN
-    /// devices are point to point, there is no gateway to resolve).
-    pub fn add_route(&mut self, table: u32, dst: Ipv4Addr, prefix: u8, index: u32) -> Result<()> {
+    /// `ip route add DST/PREFIX dev IFINDEX table TABLE [quickack 1]`: a directly attached
+    /// route (TUN devices are point to point, there is no gateway to resolve). With
+    /// `quickack`, TCP acknowledges every segment it receives from DST at once (RTAX_QUICKACK:
+    /// Linux's only switch that turns delayed ACKs off for good).
+    pub fn add_route(
+        &mut self,
+        table: u32,
+        dst: Ipv4Addr,
+        prefix: u8,
+        index: u32,
+        quickack: bool,
+    ) -> Result<()> {
         let mut m = RouteMessage::default();
         m.header.address_family = AddressFamily::Inet;
         m.header.destination_prefix_length = prefix;
@@ -65,6 +74,10 @@ impl Rtnl {
         }
         m.attributes.push(RouteAttribute::Table(table));
         m.attributes.push(RouteAttribute::Oif(index));
+        if quickack {
+            m.attributes
+                .push(RouteAttribute::Metrics(vec![RouteMetric::QuickAck(1)]));
+        }
         self.0.request(
             RouteNetlinkMessage::NewRoute(m),
             NLM_F_CREATE | NLM_F_EXCL,
