@@ -223,12 +223,14 @@ fn run_kernel(variants: Vec<Scenario>, args: &RunArgs, out: &Path) -> Result<Run
                 .with_context(|| format!("{} seed {seed}", label(sc)))?;
             let e = &run.emulator;
             let line = format!(
-                "{} seed {seed}: emulator {} packets, {:.0} MB, late p50 {} us p99 {} us, {} refused by a full device",
+                "{} seed {seed}: emulator {} packets, {:.0} MB, late p50 {} us p99 {} us, woke late {} times ({} ms in all), {} refused by a full device",
                 label(sc),
                 e.written_pkts,
                 e.written_bytes as f64 / 1e6,
                 e.lateness.quantile_us(0.5).unwrap_or(0),
                 e.lateness.quantile_us(0.99).unwrap_or(0),
+                e.stalls.count,
+                e.stalls.total_ns / 1_000_000,
                 e.device_drops
             );
             if bar.is_hidden() {
@@ -241,6 +243,11 @@ fn run_kernel(variants: Vec<Scenario>, args: &RunArgs, out: &Path) -> Result<Run
                 ("emulator.late_p50_us", e.lateness.quantile_us(0.5)),
                 ("emulator.late_p99_us", e.lateness.quantile_us(0.99)),
                 ("emulator.device_drops", Some(e.device_drops)),
+                ("emulator.late_wakeups", Some(e.stalls.count)),
+                (
+                    "emulator.late_wakeup_ms",
+                    Some(e.stalls.total_ns / 1_000_000),
+                ),
             ] {
                 if let Some(v) = v {
                     result.metrics.insert(name.into(), v as f64);

@@ -14,7 +14,7 @@
 use super::clock::Clock;
 use super::frame::{Frame, MAX_FRAME, Pool, ipv4_endpoints};
 use super::pcap::Capture;
-use super::stats::{EmuReport, Lateness, RedLog};
+use super::stats::{EmuReport, Lateness, RedLog, Stalls};
 use super::tun::Tun;
 use crate::plan::Plan;
 use anyhow::{Context, Result};
@@ -81,6 +81,7 @@ pub struct Emulator {
     /// One per device, in port order, for ppoll.
     pollfds: Vec<libc::pollfd>,
     lateness: Lateness,
+    stalls: Stalls,
     counters: Counters,
     realtime: bool,
 }
@@ -161,6 +162,7 @@ impl Emulator {
             red,
             pollfds,
             lateness: Lateness::default(),
+            stalls: Stalls::default(),
             counters: Counters::default(),
             realtime: false,
             captures,
@@ -194,7 +196,9 @@ impl Emulator {
                 Some(t) => (t - now - spin).min(MAX_SLEEP),
                 None => MAX_SLEEP,
             };
+            let asleep = self.clock.now();
             self.wait(sleep)?;
+            self.stalls.record(sleep, self.clock.now() - asleep);
             for p in 0..self.pollfds.len() {
                 if self.pollfds[p].revents & libc::POLLIN != 0 {
                     buf = self.drain(p, buf)?;
@@ -379,6 +383,7 @@ impl Emulator {
             links,
             measured,
             lateness: self.lateness,
+            stalls: self.stalls,
             red,
             read_pkts: c.read_pkts,
             read_bytes: c.read_bytes,

@@ -45,6 +45,30 @@ impl Lateness {
     }
 }
 
+/// Wake-ups that came late: the loop asked the kernel to return after a sleep (often of
+/// zero) and got the CPU back more than [`Stalls::THRESHOLD_NS`] later. Lateness comes from
+/// these, not from the emulator's own work (its writes take tens of microseconds): on a
+/// virtual machine the hypervisor's steal time and the kernel's softirq work on the
+/// emulator's CPU hold it off.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stalls {
+    pub count: u64,
+    /// Sum of the overshoots beyond the requested sleep.
+    pub total_ns: u64,
+}
+
+impl Stalls {
+    pub const THRESHOLD_NS: u64 = 100_000;
+
+    pub fn record(&mut self, asked_ns: u64, took_ns: u64) {
+        let over = took_ns.saturating_sub(asked_ns);
+        if over > Self::THRESHOLD_NS {
+            self.count += 1;
+            self.total_ns += over;
+        }
+    }
+}
+
 /// RED's decisions on one link direction, in order: the average queue length each
 /// arrival saw and whether RED dropped it early. Kept for the first million arrivals.
 #[derive(Clone, Debug, Default)]
@@ -68,6 +92,7 @@ pub struct EmuReport {
     /// Link metrics and queue series, named as the simulator names them.
     pub measured: Measured,
     pub lateness: Lateness,
+    pub stalls: Stalls,
     /// Per link direction; empty for drop-tail links.
     pub red: Vec<RedLog>,
     /// Packets read from the devices.
@@ -84,4 +109,31 @@ pub struct EmuReport {
     pub ran_s: f64,
     /// Whether it ran at real-time priority.
     pub realtime: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_wakeups_beyond_the_threshold_count_and_early_ones_never() {
+        let mut s = Stalls::default();
+        s.record(50_000, 20_000); // woken early by a packet
+        s.record(0, Stalls::THRESHOLD_NS); // at the threshold: not a stall
+        s.record(40_000, 40_000 + 300_000);
+        s.record(0, 1_200_000);
+        assert_eq!(s.count, 2);
+        assert_eq!(s.total_ns, 1_500_000);
+    }
+
+    #[test]
+    fn lateness_quantiles_come_from_the_histogram() {
+        let mut l = Lateness::default();
+        assert_eq!(l.quantile_us(0.99), None);
+        for us in 0..100 {
+            l.record(us * 1000);
+        }
+        assert_eq!(l.quantile_us(0.5), Some(49));
+        assert_eq!(l.quantile_us(0.99), Some(98));
+    }
 }
