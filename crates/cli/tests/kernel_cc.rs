@@ -188,6 +188,57 @@ fn bad_requests_get_clear_errors() {
     assert!(!reg.root.exists());
 }
 
+/// `net.ipv4.NAME` of the calling thread's namespace.
+fn read_ipv4(name: &str) -> String {
+    std::fs::read_to_string(format!("/proc/sys/net/ipv4/{name}")).unwrap()
+}
+
+/// Linux 6.18 answers a namespace that asks for a restricted default algorithm with EPERM
+/// and keeps the reference it took: for an eBPF algorithm, a struct_ops map that nothing can
+/// free until reboot (how four `lia` maps leaked while issue 4 was developed). So the
+/// request must never reach the kernel: refused by name, the namespace's default unchanged;
+/// and defaulting to one of ours and back leaves no struct_ops map held (`finish`).
+#[test]
+fn a_restricted_default_is_refused_before_the_kernel_sees_it() {
+    if !kernel_available("a_restricted_default_is_refused_before_the_kernel_sees_it") {
+        return;
+    }
+    let _serial = serial();
+    let allowed = read_ipv4("tcp_allowed_congestion_control");
+    let available = read_ipv4("tcp_available_congestion_control");
+    let Some(restricted) = available
+        .split_whitespace()
+        .find(|a| !allowed.split_whitespace().any(|b| b == *a))
+    else {
+        eprintln!("every registered algorithm is allowed here: no restricted one to ask for");
+        return;
+    };
+    let ns = netns("restricted");
+    let default = || {
+        ns.enter(|| Ok(read_ipv4("tcp_congestion_control")))
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    let before = default();
+    let err = ns.set_default_cc(restricted).unwrap_err().to_string();
+    assert!(
+        err.contains(&format!("{restricted} is restricted")),
+        "{err}"
+    );
+    assert_eq!(default(), before);
+    // Our own algorithms are registered unrestricted, so a namespace may default to them,
+    // and letting go of the default lets go of the algorithm.
+    let reg = TestRegistry::new("r");
+    let (ok, out, err) = reg.cc(&["install", "lia"]);
+    assert!(ok, "{out}{err}");
+    ns.set_default_cc(&reg.name("lia")).unwrap();
+    assert_eq!(default(), reg.name("lia"));
+    ns.set_default_cc("reno").unwrap();
+    drop(ns);
+    reg.finish();
+}
+
 #[test]
 fn mptcp_over_two_paths_uses_both_subflows_with_each_algorithm() {
     if !kernel_available("mptcp_over_two_paths_uses_both_subflows_with_each_algorithm") {
