@@ -62,6 +62,16 @@ fn start_run(args: &[&str]) -> Child {
         .unwrap()
 }
 
+/// Runs `mptcp-lab run ARGS`, which must fail and leave nothing behind; its stderr.
+fn refused_run(args: &[&str]) -> String {
+    let run = start_run(args);
+    let pid = run.id();
+    let out = run.wait_with_output().unwrap();
+    assert!(!out.status.success(), "run {args:?} should have failed");
+    assert!(leftovers_of(pid).is_empty(), "{:?}", leftovers_of(pid));
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 fn wait_for_namespaces(pid: u32) {
     for _ in 0..100 {
         if leftovers_of(pid).iter().any(|l| l.starts_with("netns")) {
@@ -251,56 +261,34 @@ fn kernel_runs_refuse_clearly() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("needs root"), "{err}");
     // A link that does not exist.
-    let run = start_run(&[
-        e3.to_str().unwrap(),
-        "--backend",
-        "kernel",
-        "--pcap",
-        "nowhere",
-    ]);
-    let pid = run.id();
-    let out = run.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
+    let e3 = e3.to_str().unwrap();
+    let err = refused_run(&[e3, "--backend", "kernel", "--pcap", "nowhere"]);
     assert!(
-        !out.status.success() && err.contains("--pcap nowhere: no such link; links are"),
+        err.contains("--pcap nowhere: no such link; links are"),
         "{err}"
     );
-    assert!(leftovers_of(pid).is_empty(), "{:?}", leftovers_of(pid));
     // A sysctl that is not per namespace is refused before anything is made; one this
     // kernel does not have fails the run once its hosts exist, and they are removed.
-    let out = Command::new(bin())
-        .arg("run")
-        .arg(&e3)
-        .args(["--backend", "kernel", "--sysctl", "kernel.panic=1"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = refused_run(&[e3, "--backend", "kernel", "--sysctl", "kernel.panic=1"]);
     assert!(
-        !out.status.success()
-            && err.contains("--sysctl kernel.panic=1: expected KEY=VALUE with a net.* key"),
+        err.contains("--sysctl kernel.panic=1: expected KEY=VALUE with a net.* key"),
         "{err}"
     );
-    let run = start_run(&[
-        e3.to_str().unwrap(),
+    let err = refused_run(&[
+        e3,
         "--backend",
         "kernel",
         "--sysctl",
         "net.mptcp.no_such_setting=1",
     ]);
-    let pid = run.id();
-    let out = run.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        !out.status.success()
-            && err.contains("--sysctl on host")
-            && err.contains("setting net.mptcp.no_such_setting=1"),
+        err.contains("--sysctl on host") && err.contains("setting net.mptcp.no_such_setting=1"),
         "{err}"
     );
-    assert!(leftovers_of(pid).is_empty(), "{:?}", leftovers_of(pid));
     // An unknown backend.
     let out = Command::new(bin())
         .arg("run")
-        .arg(&e3)
+        .arg(e3)
         .args(["--backend", "ns3"])
         .output()
         .unwrap();
