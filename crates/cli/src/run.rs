@@ -137,6 +137,12 @@ pub fn run(path: &Path, args: &RunArgs) -> Result<bool> {
     let seeds = args.seeds;
     let (variants, runs) = match args.backend.as_str() {
         "sim" => {
+            if !args.pcap.is_empty() || !args.sysctl.is_empty() {
+                bail!(
+                    "--pcap and --sysctl are for --backend kernel: the simulator has no packets \
+                     to capture and no kernel to tune"
+                );
+            }
             let bar = progress_bar(variants.len() as u64 * seeds as u64);
             let mut runs = Vec::new();
             for (i, sc) in variants.iter().enumerate() {

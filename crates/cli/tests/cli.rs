@@ -58,6 +58,32 @@ fn a_bad_scenario_is_reported_and_nothing_is_written() {
 }
 
 #[test]
+fn kernel_only_options_are_refused_on_the_simulator() {
+    let dir = temp("kernel-only");
+    for option in [
+        ["--pcap", "a-b"],
+        ["--sysctl", "net.ipv4.tcp_wmem=4096 16384 65536"],
+    ] {
+        let out_dir = dir.join("out");
+        let out = bin()
+            .arg("run")
+            .arg(scenarios().join("reno-mathis.toml"))
+            .args(option)
+            .arg("--out")
+            .arg(&out_dir)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains("--pcap and --sysctl are for --backend kernel"),
+            "{option:?}: {err}"
+        );
+        assert!(!out_dir.exists());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn run_writes_summary_series_and_report() {
     let dir = temp("run");
     let out_dir = dir.join("fair");
