@@ -47,6 +47,23 @@ pub struct Ack {
     pub snd_nxt: u64,
     /// RTT measured by this ACK, seconds.
     pub rtt_s: Option<f64>,
+    /// The subflow may grow its window (Linux's tcp_is_cwnd_limited).
+    pub cwnd_limited: bool,
+}
+
+/// What the sender's last window of transmissions showed (Linux tcp_sock fields).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CwndUsage {
+    pub is_cwnd_limited: bool,
+    pub max_packets_out: u64,
+}
+
+/// Linux's tcp_is_cwnd_limited.
+pub fn is_cwnd_limited(cwnd: f64, ssthresh: f64, usage: CwndUsage) -> bool {
+    if usage.is_cwnd_limited {
+        return true;
+    }
+    cwnd < ssthresh && cwnd < 2.0 * usage.max_packets_out as f64
 }
 
 /// A subflow's window after an algorithm acted.
@@ -69,6 +86,12 @@ pub trait CongestionControl: Send {
     /// An ACK of new data on `r` outside fast recovery. The default is slow start up to
     /// ssthresh, then `increase` for what is left, as Linux's `tcp_reno_cong_avoid`.
     fn cong_avoid(&mut self, subflows: &[SubflowView], r: usize, ack: &Ack) -> Window {
+        if !ack.cwnd_limited {
+            return Window {
+                cwnd: subflows[r].cwnd,
+                ssthresh: subflows[r].ssthresh,
+            };
+        }
         slow_start_then(subflows, r, ack.acked, |views, left| {
             self.increase(views, r, left)
         })

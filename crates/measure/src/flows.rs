@@ -6,15 +6,8 @@ use scenario::Scenario;
 use scenario::results::{Series, jain};
 use scenario::spec::{Protocol, TrafficSpec};
 
-/// One flow of a group, as the meter needs to know it.
-#[derive(Clone, Debug)]
-pub struct FlowSlot {
-    pub group: usize,
-    pub index: u32,
-    /// When the flow starts and stops sending, ns from the start of the run.
-    pub start: u64,
-    pub stop: u64,
-}
+/// One flow of a group, as the meter needs to know it: the layout every backend shares.
+pub use net::layout::FlowSlot;
 
 pub struct FlowMeter {
     interval: u64,

@@ -1,13 +1,23 @@
-//! The link model shared by the simulator and the real-time emulator: serialisation at the
-//! link rate, propagation delay, a queue (drop-tail or RED), random loss, and scheduled
-//! changes (down/up, rate, delay, loss). It knows nothing of TCP and never reads a clock:
+//! The network shared by the simulator and the real-time emulator. The link model
+//! (`link`, `aqm`): serialisation at the link rate, propagation delay, a queue (drop-tail or
+//! RED), random loss, and scheduled changes (down/up, rate, delay, loss). The fabric
+//! (`fabric`): every link of a scenario, the route table and the routing header. And what
+//! both backends must agree on to give the same run for the same seed: one derivation of
+//! random streams (`seeds`), one layout of flow start times (`layout`) and one ordering of
+//! events due at the same time (`queue`). It knows nothing of TCP and never reads a clock:
 //! callers pass the current time in nanoseconds, from a simulated or a monotonic clock.
 
 mod aqm;
+pub mod fabric;
+pub mod layout;
 mod link;
+pub mod queue;
+pub mod seeds;
 
 pub use aqm::{Aqm, AqmParams};
+pub use fabric::{Fabric, Forwarded, LinkWake, RouteId, Routed, RoutingHeader};
 pub use link::{DropReason, Enqueued, LinkDir, LinkParams, LinkStats, TxDone};
+pub use queue::EventQueue;
 
 /// Time in nanoseconds; the caller's clock.
 pub type Nanos = u64;

@@ -1,18 +1,24 @@
-//! A deterministic packet-level simulator of TCP (and, through the same connection model,
-//! MPTCP) over the scenario's network. Same scenario and seed, same result, bit for bit.
+//! A deterministic packet-level simulator of TCP and MPTCP over the scenario's network. Same
+//! scenario and seed, same result, bit for bit.
+//!
+//! Layout: `connection` (the two sans-I/O endpoints of a connection and their timer table),
+//! `tcp` (one subflow's sender and receiver), `mptcp` (path manager, scheduler, data level,
+//! stale subflows), `traffic` (the applications), `world` (the fabric, the dispatcher and the
+//! measurements, driven by `engine`'s event queue).
 
-mod connection;
+pub mod connection;
 pub mod engine;
-mod mptcp;
+pub mod ids;
+pub mod mptcp;
 pub mod packet;
 mod ranges;
 pub mod tcp;
+mod traffic;
 mod world;
 
 use scenario::Scenario;
 use scenario::results::{RunResult, RunStats};
 use std::time::Instant;
-pub use world::sub_seed;
 
 /// Congestion controls this backend implements.
 pub fn algorithms() -> Vec<String> {
@@ -25,18 +31,18 @@ pub fn run(sc: &Scenario, seed: u64, mut progress: impl FnMut(f64)) -> RunResult
     let mut world = world::World::new(sc, seed);
     let end = world.end as f64;
     world.run(|t| progress(t as f64 / end));
-    let events = world.queue.popped;
+    let events = world.queue.popped();
     let packet_hops = world.packet_hops;
+    let fct = world.completion_times();
+    let slots = world::slots(&world.flows);
     let world::World {
         meter,
         link_meter,
-        links,
-        flows,
+        fabric,
         ..
     } = world;
-    let fct: Vec<Option<f64>> = flows.iter().map(|f| f.fct_s).collect();
-    let mut measured = meter.finish(sc, &world::slots(&flows), &fct);
-    measured.extend(link_meter.finish(sc, &links));
+    let mut measured = meter.finish(sc, &slots, &fct);
+    measured.extend(link_meter.finish(sc, &fabric.links));
     let measure::Measured {
         metrics,
         flow_goodput_mbps,

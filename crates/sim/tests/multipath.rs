@@ -109,10 +109,15 @@ fn a_one_subflow_mptcp_connection_is_tcp() {
 fn responsiveness_orders_the_algorithms() {
     let m = means("e2-responsiveness.toml");
     let t = |cc: &str| m[&format!("cc={cc}")]["flow.mptcp#0.sf1.convergence_s"];
+    // Fully coupled is at least twice as slow as LIA and Balia, as in the draft's Table 2.
+    // OLIA is slower, but by how much depends on the seed: its convergence is bimodal
+    // (about 13 to 20 s, or about 31 s while path 2 stays at a window of 3 and the delayed
+    // ACK doubles its RTT samples), and which mode a run falls in turns on nanosecond
+    // timing (docs/kernel-backend.md, E2).
     for fast in ["lia", "balia"] {
-        for slow in ["olia", "fullycoupled"] {
+        for (slow, factor) in [("olia", 1.2), ("fullycoupled", 2.0)] {
             assert!(
-                2.0 * t(fast) <= t(slow),
+                factor * t(fast) <= t(slow),
                 "{fast} {:.1} s vs {slow} {:.1} s",
                 t(fast),
                 t(slow)

@@ -1,24 +1,36 @@
-//! Which subflow carries the next segment.
+//! Which subflow carries the next data-level segment.
 
-use crate::connection::Subflow;
+use crate::connection::ClientSubflow;
 use scenario::spec::SchedulerKind;
 
-/// Among established subflows with room in their window, the one with the lowest smoothed
-/// RTT (Linux's default), or the next in turn. A subflow that just timed out is used only
-/// when no other can send.
-pub fn pick_subflow(kind: SchedulerKind, subflows: &[Subflow], turn: &mut usize) -> Option<usize> {
-    let n = subflows.len();
-    let usable = |s: &Subflow| s.established && s.tx.has_room();
-    let pick = |stale: bool| -> Option<usize> {
-        let ok = |i: usize| usable(&subflows[i]) && subflows[i].stale == stale;
-        match kind {
-            SchedulerKind::LowestRtt => (0..n)
-                .filter(|&i| ok(i))
-                .min_by_key(|&i| subflows[i].tx.rtt.srtt),
-            SchedulerKind::RoundRobin => (0..n).map(|k| (*turn + k) % n).find(|&i| ok(i)),
-        }
-    };
-    let chosen = pick(false).or_else(|| pick(true))?;
-    *turn = (chosen + 1) % n;
-    Some(chosen)
+/// The packet scheduler of one connection.
+pub struct Scheduler {
+    kind: SchedulerKind,
+    /// Round-robin position.
+    turn: usize,
+}
+
+impl Scheduler {
+    pub fn new(kind: SchedulerKind) -> Self {
+        Scheduler { kind, turn: 0 }
+    }
+
+    /// Among established subflows with room in their window, the one with the lowest
+    /// smoothed RTT, or the next in turn. A subflow that timed out and has not been heard
+    /// from since (stale) is used only when no other can send.
+    pub fn pick(&mut self, subflows: &[ClientSubflow]) -> Option<usize> {
+        let n = subflows.len();
+        let pick = |stale: bool| -> Option<usize> {
+            let ok = |i: usize| subflows[i].can_send() && subflows[i].stale == stale;
+            match self.kind {
+                SchedulerKind::LowestRtt => (0..n)
+                    .filter(|&i| ok(i))
+                    .min_by_key(|&i| subflows[i].tx.rtt.srtt),
+                SchedulerKind::RoundRobin => (0..n).map(|k| (self.turn + k) % n).find(|&i| ok(i)),
+            }
+        };
+        let chosen = pick(false).or_else(|| pick(true))?;
+        self.turn = (chosen + 1) % n;
+        Some(chosen)
+    }
 }

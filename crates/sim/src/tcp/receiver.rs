@@ -1,7 +1,8 @@
 //! The receiving side of one TCP subflow: cumulative and selective acknowledgement,
 //! delayed ACKs (every second segment or after 40 ms, immediately when out of order),
 //! timestamps echo (RFC 7323). The advertised window belongs to the connection (MPTCP's
-//! receive buffer is shared by all subflows), so it is not kept here.
+//! receive buffer is shared by all subflows), so it is not kept here, and neither is the
+//! delayed-ACK timer: it lives in the connection's timer table.
 
 use crate::ranges::RangeSet;
 
@@ -15,7 +16,6 @@ pub struct Receiver {
     recent: Option<u64>,
     pending: u32,
     ts_recent: u64,
-    pub delack_deadline: Option<u64>,
     pub delayed_ack: bool,
     pub sack: bool,
 }
@@ -27,6 +27,7 @@ pub struct DataResult {
     pub delivered: u64,
     /// The segment was not held already (not a duplicate at the subflow level).
     pub fresh: bool,
+    /// Acknowledge at once; otherwise the delayed-ACK timer must run.
     pub ack_now: bool,
 }
 
@@ -38,13 +39,12 @@ impl Receiver {
             recent: None,
             pending: 0,
             ts_recent: 0,
-            delack_deadline: None,
             delayed_ack,
             sack,
         }
     }
 
-    pub fn on_data(&mut self, now: u64, seq: u64, ts: u64) -> DataResult {
+    pub fn on_data(&mut self, seq: u64, ts: u64) -> DataResult {
         if seq < self.rcv_nxt || self.ooo.contains(seq) {
             return DataResult {
                 delivered: 0,
@@ -77,9 +77,6 @@ impl Receiver {
         let delivered = self.rcv_nxt - before;
         self.pending += 1;
         let ack_now = !self.delayed_ack || filled_hole || self.pending >= 2;
-        if !ack_now && self.delack_deadline.is_none() {
-            self.delack_deadline = Some(now + DELACK_TIMEOUT);
-        }
         DataResult {
             delivered,
             fresh: true,
@@ -93,10 +90,9 @@ impl Receiver {
     }
 
     /// Fields of the ACK to send now: (cumulative ack, TSecr, SACK blocks). Resets the
-    /// delayed-ACK state.
+    /// delayed-ACK count (the caller stops the timer).
     pub fn make_ack(&mut self) -> (u64, u64, [(u32, u32); 3]) {
         self.pending = 0;
-        self.delack_deadline = None;
         let mut sack = [(0u32, 0u32); 3];
         if self.sack && !self.ooo.is_empty() {
             let rel = |(a, b): (u64, u64)| ((a - self.rcv_nxt) as u32, (b - self.rcv_nxt) as u32);
@@ -128,9 +124,8 @@ mod tests {
     #[test]
     fn delayed_ack_every_second_segment() {
         let mut r = Receiver::new(true, true);
-        assert!(!r.on_data(0, 0, 1).ack_now);
-        assert_eq!(r.delack_deadline, Some(DELACK_TIMEOUT));
-        assert!(r.on_data(1, 1, 2).ack_now);
+        assert!(!r.on_data(0, 1).ack_now);
+        assert!(r.on_data(1, 2).ack_now);
         let (ack, tsecr, sack) = r.make_ack();
         assert_eq!((ack, tsecr, sack[0]), (2, 1, (0, 0)));
     }
@@ -138,15 +133,15 @@ mod tests {
     #[test]
     fn sack_blocks_most_recent_first_and_hole_fill() {
         let mut r = Receiver::new(true, true);
-        r.on_data(0, 0, 1);
-        assert!(r.on_data(0, 2, 1).ack_now);
-        assert!(r.on_data(0, 5, 1).ack_now);
-        r.on_data(0, 6, 1);
+        r.on_data(0, 1);
+        assert!(r.on_data(2, 1).ack_now);
+        assert!(r.on_data(5, 1).ack_now);
+        r.on_data(6, 1);
         let (ack, _, sack) = r.make_ack();
         assert_eq!(ack, 1);
         assert_eq!(sack, [(4, 6), (1, 2), (0, 0)]);
         assert_eq!(r.ooo_segments(), 3);
-        let res = r.on_data(0, 1, 9);
+        let res = r.on_data(1, 9);
         assert_eq!(
             res,
             DataResult {
@@ -174,7 +169,7 @@ mod properties {
             let mut r = Receiver::new(true, true);
             let mut delivered = 0;
             for &s in order.iter().chain(&dups) {
-                delivered += r.on_data(0, s, 1).delivered;
+                delivered += r.on_data(s, 1).delivered;
                 let (ack, _, sack) = r.make_ack();
                 prop_assert_eq!(ack, r.rcv_nxt);
                 prop_assert!(sack.iter().all(|&(a, b)| a <= b && (a == b || a >= 1)));

@@ -3,11 +3,14 @@
 //!
 //! Window growth and reduction are decided by the connection's congestion control, which
 //! sees every subflow; this type reports what happened (packets acked, a loss detected) and
-//! applies what it is told.
+//! applies what it is told. It also keeps what Linux's `tcp_cwnd_validate()` keeps about how
+//! much of the window the last flight used, for the cwnd-limited rule (growth only while the
+//! window is what limits the flow). Its retransmission timer lives in the connection's timer
+//! table: this type says when to restart or stop it.
 
 use super::rtt::RttEstimator;
 use crate::packet::Packet;
-pub use mptcp_cc::CaState;
+pub use mptcp_cc::{CaState, CwndUsage};
 use std::collections::VecDeque;
 
 const SACKED: u8 = 1;
@@ -26,6 +29,20 @@ pub struct AckResult {
     pub rtt_ns: Option<u64>,
     /// A new loss was found while in the Open state: the window must be reduced.
     pub loss_detected: bool,
+    /// What the ACK means for the retransmission timer.
+    pub rto: RtoUpdate,
+}
+
+/// The retransmission timer after an ACK (RFC 6298 section 5).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RtoUpdate {
+    /// New data was acknowledged and more is outstanding: restart it.
+    Restart,
+    /// Keep it as it is (armed if it is not).
+    #[default]
+    Keep,
+    /// Nothing is outstanding: stop it.
+    Stop,
 }
 
 pub struct Sender {
@@ -50,21 +67,26 @@ pub struct Sender {
     lost_scan: u64,
     retx_scan: u64,
     pub rtt: RttEstimator,
-    /// When the retransmission timer fires, if armed.
-    pub rto_deadline: Option<u64>,
-    /// Sender-side window limit, segments.
-    pub window_limit: u64,
+    /// The largest window the sender may use, segments: Linux's `snd_cwnd_clamp`, and the
+    /// window cap of ns-2's TCP (`window_`). cwnd never exceeds it, so a loss halves the
+    /// window actually in use.
+    pub cwnd_clamp: u64,
+    /// How much of the window the last flights used (Linux's `is_cwnd_limited`,
+    /// `max_packets_out`), and the sequence that ends the current measurement window
+    /// (`cwnd_usage_seq`).
+    pub usage: CwndUsage,
+    usage_seq: u64,
     pub sack: bool,
     pub retransmits: u64,
     pub timeouts: u64,
 }
 
 impl Sender {
-    pub fn new(sack: bool, window_limit: u64) -> Self {
+    pub fn new(sack: bool, cwnd_clamp: u64) -> Self {
         Sender {
             snd_una: 0,
             snd_nxt: 0,
-            cwnd: INITIAL_CWND,
+            cwnd: INITIAL_CWND.min(cwnd_clamp.max(1) as f64),
             ssthresh: f64::INFINITY,
             state: CaState::Open,
             recovery_point: 0,
@@ -78,8 +100,9 @@ impl Sender {
             lost_scan: 0,
             retx_scan: 0,
             rtt: RttEstimator::default(),
-            rto_deadline: None,
-            window_limit,
+            cwnd_clamp: cwnd_clamp.max(1),
+            usage: CwndUsage::default(),
+            usage_seq: 0,
             sack,
             retransmits: 0,
             timeouts: 0,
@@ -96,9 +119,40 @@ impl Sender {
             .saturating_sub(self.sacked_out + self.lost_out + self.dup_acks)
     }
 
-    /// The window the sender may fill: congestion window, capped by the configured limit.
+    /// The window the sender may fill, whole segments.
     pub fn send_window(&self) -> u64 {
-        (self.cwnd as u64).max(1).min(self.window_limit)
+        (self.cwnd as u64).max(1)
+    }
+
+    /// Sets the congestion window, never below one segment nor above the clamp (as Linux's
+    /// `tcp_snd_cwnd_set` callers apply `snd_cwnd_clamp`).
+    pub fn set_cwnd(&mut self, cwnd: f64) {
+        self.cwnd = cwnd.max(1.0).min(self.cwnd_clamp as f64);
+    }
+
+    /// Whether the window may grow now: Linux's `tcp_is_cwnd_limited()`.
+    pub fn cwnd_limited(&self) -> bool {
+        mptcp_cc::is_cwnd_limited(self.cwnd, self.ssthresh, self.usage)
+    }
+
+    /// After a sending pass that sent something or stopped at the window: records whether
+    /// the window was the limit, as Linux's `tcp_cwnd_validate()` called from
+    /// `tcp_write_xmit()` with `is_cwnd_limited = packets in flight >= cwnd`. The record
+    /// holds for a window of data; within it, a cwnd-limited pass or a larger flight
+    /// replaces it.
+    pub fn cwnd_validate(&mut self) {
+        let is_cwnd_limited = self.pipe() >= self.send_window();
+        let packets_out = self.outstanding();
+        if self.snd_una >= self.usage_seq
+            || is_cwnd_limited
+            || (!self.usage.is_cwnd_limited && packets_out > self.usage.max_packets_out)
+        {
+            self.usage = CwndUsage {
+                is_cwnd_limited,
+                max_packets_out: packets_out,
+            };
+            self.usage_seq = self.snd_nxt;
+        }
     }
 
     pub fn all_acked(&self) -> bool {
@@ -189,7 +243,7 @@ impl Sender {
             }
             if self.state != CaState::Open && self.snd_una >= self.recovery_point {
                 if self.state == CaState::Recovery {
-                    self.cwnd = self.ssthresh;
+                    self.set_cwnd(self.ssthresh);
                 }
                 self.state = CaState::Open;
                 self.dup_acks = 0;
@@ -229,14 +283,10 @@ impl Sender {
                 self.lost_scan += 1;
             }
         }
-        self.rto_deadline = if self.outstanding() > 0 {
-            if res.acked > 0 || self.rto_deadline.is_none() {
-                Some(now + self.rtt.rto())
-            } else {
-                self.rto_deadline
-            }
-        } else {
-            None
+        res.rto = match (self.outstanding() > 0, res.acked > 0) {
+            (false, _) => RtoUpdate::Stop,
+            (true, true) => RtoUpdate::Restart,
+            (true, false) => RtoUpdate::Keep,
         };
         res.loss_detected = newly_lost && self.state == CaState::Open;
         res
@@ -256,14 +306,15 @@ impl Sender {
     /// Starts fast recovery with the threshold the congestion control chose.
     pub fn enter_recovery(&mut self, ssthresh: f64) {
         self.ssthresh = ssthresh.max(1.0);
-        self.cwnd = self.ssthresh;
+        self.set_cwnd(self.ssthresh);
         self.state = CaState::Recovery;
         self.recovery_point = self.snd_nxt;
     }
 
     /// The retransmission timer fired. `ssthresh` is the congestion control's reduction,
-    /// applied only when the timeout interrupts the Open state (as Linux does).
-    pub fn on_rto(&mut self, now: u64, ssthresh: f64) {
+    /// applied only when the timeout interrupts the Open state (as Linux does). The caller
+    /// restarts the timer with the backed-off `rtt.rto()`.
+    pub fn on_rto(&mut self, ssthresh: f64) {
         if self.state == CaState::Open {
             self.ssthresh = ssthresh.max(1.0);
         }
@@ -283,14 +334,6 @@ impl Sender {
         self.retx_scan = self.snd_una;
         self.timeouts += 1;
         self.rtt.backoff += 1;
-        self.rto_deadline = Some(now + self.rtt.rto());
-    }
-
-    /// The segment was sent at `now`: arm the timer if nothing else did.
-    pub fn on_sent(&mut self, now: u64) {
-        if self.rto_deadline.is_none() {
-            self.rto_deadline = Some(now + self.rtt.rto());
-        }
     }
 }
 
@@ -305,17 +348,17 @@ mod tests {
             blocks[i] = ((a - seq) as u32, (b - seq) as u32);
         }
         Packet {
-            conn: 0,
-            subflow: 0,
-            is_ack: true,
-            route: 0,
-            hop: 0,
-            wire_bytes: 40,
             seq,
             dsn: seq,
             ts,
             rwnd: 1000,
             sack: blocks,
+            ..Packet::control(
+                crate::ids::ConnId(0),
+                crate::ids::SubflowId(0),
+                crate::packet::Kind::Ack,
+                net::RouteId(0),
+            )
         }
     }
 
@@ -350,6 +393,39 @@ mod tests {
             3,
             "the window limit caps the flight"
         );
+        s.set_cwnd(100.0);
+        assert_eq!(s.cwnd, 3.0, "and the window itself");
+    }
+
+    #[test]
+    fn cwnd_limited_as_tcp_cwnd_validate_records_it() {
+        // A full window in flight: cwnd-limited.
+        let mut s = Sender::new(true, u64::MAX);
+        send_all(&mut s);
+        s.cwnd_validate();
+        assert!(s.usage.is_cwnd_limited && s.cwnd_limited());
+        // Everything acknowledged and only 2 segments sent in the next window (an
+        // application or receive-window limit): not cwnd-limited once that window began,
+        // and in avoidance the window may not grow.
+        s.ssthresh = 5.0;
+        s.on_ack(1, &ack(10, &[], 0));
+        s.send_new(10);
+        s.send_new(11);
+        s.cwnd_validate();
+        assert_eq!(
+            s.usage,
+            CwndUsage {
+                is_cwnd_limited: false,
+                max_packets_out: 2
+            }
+        );
+        assert!(!s.cwnd_limited());
+        // In slow start it may, up to twice the largest flight of the window.
+        s.ssthresh = f64::INFINITY;
+        s.cwnd = 3.0;
+        assert!(s.cwnd_limited());
+        s.cwnd = 4.0;
+        assert!(!s.cwnd_limited());
     }
 
     #[test]
@@ -403,17 +479,18 @@ mod tests {
     fn timeout_resends_from_the_first_unacked_and_backs_off() {
         let mut s = Sender::new(true, u64::MAX);
         send_all(&mut s);
-        s.on_sent(0);
-        let first = s.rto_deadline.unwrap();
-        s.on_rto(first, 5.0);
+        assert_eq!(s.rtt.rto(), super::super::rtt::INITIAL_RTO);
+        s.on_rto(5.0);
         assert_eq!((s.cwnd, s.ssthresh, s.state), (1.0, 5.0, CaState::Loss));
         assert_eq!(send_all(&mut s), vec![Next::Retransmit(0)]);
+        s.cwnd_validate();
         assert_eq!(
-            s.rto_deadline,
-            Some(first + 2 * super::super::rtt::INITIAL_RTO)
+            s.rtt.rto(),
+            2 * super::super::rtt::INITIAL_RTO,
+            "backed off"
         );
         // A second timeout in Loss keeps the first reduction.
-        s.on_rto(s.rto_deadline.unwrap(), 1.0);
+        s.on_rto(1.0);
         assert_eq!(s.ssthresh, 5.0);
         // Slow start back towards ssthresh after the timeout (the congestion control's
         // cong_avoid, as the connection calls it).
@@ -430,6 +507,7 @@ mod tests {
             0,
             &mptcp_cc::Ack {
                 acked: 1.0,
+                cwnd_limited: s.cwnd_limited(),
                 ..Default::default()
             },
         );

@@ -9,7 +9,6 @@ use crate::netns::Netns;
 use anyhow::{Context, Result};
 use measure::FlowSlot;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-use rand::SeedableRng;
 use rand_distr::{Distribution, Exp};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use scenario::spec::TrafficSpec;
@@ -42,7 +41,9 @@ pub struct FlowPlan {
     pub traffic: TrafficSpec,
     pub rcv_buffer: Option<Size>,
     pub reconnect_after: Option<u64>,
-    pub seed: u64,
+    /// The flow's own random stream from the layout every backend shares (after its start
+    /// jitter): the on/off burst and idle times are drawn from it, as in the simulator.
+    pub rng: Xoshiro256PlusPlus,
 }
 
 /// What the agents of one flow share with the sampler.
@@ -237,7 +238,7 @@ pub fn start_sender(
         }
         let end = plan.slot.stop;
         let running = || !stop.load(Ordering::Relaxed) && clock.now() < end;
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(plan.seed);
+        let mut rng = plan.rng.clone();
         let mut remaining = match plan.traffic {
             TrafficSpec::File { size } => size.bytes(MSS),
             _ => u64::MAX,

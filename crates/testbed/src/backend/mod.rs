@@ -11,8 +11,7 @@ use crate::network::Network;
 use agents::{FlowPlan, FlowShared};
 use anyhow::{Context, Result, bail};
 use measure::{FlowMeter, FlowSlot};
-use rand::{Rng, SeedableRng};
-use rand_xoshiro::Xoshiro256PlusPlus;
+use net::layout::{LaidOutFlow, flow_layout};
 use scenario::Scenario;
 use scenario::results::{RunResult, RunStats};
 use std::collections::BTreeMap;
@@ -42,41 +41,16 @@ pub struct KernelRun {
     pub emulator: EmuReport,
 }
 
-/// Start times (with the seeded jitter) and stop times of every flow, as the simulator
-/// lays them out.
-fn flow_slots(sc: &Scenario, seed: u64) -> Vec<FlowSlot> {
-    let mut slots = Vec::new();
-    for (g, group) in sc.flows.iter().enumerate() {
-        for i in 0..group.count {
-            let mut rng = Xoshiro256PlusPlus::seed_from_u64(
-                seed ^ (slots.len() as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15),
-            );
-            let jitter = match group.start_jitter.nanos() {
-                0 => 0,
-                j => rng.random_range(0..j),
-            };
-            slots.push(FlowSlot {
-                group: g,
-                index: i,
-                start: group.start_of(i).nanos() + jitter,
-                stop: group.stop.nanos(),
-            });
-        }
-    }
-    slots
-}
-
 /// The addresses each flow uses: where it connects to, and the local address of each of its
 /// group's paths (subflow `k` leaves from `sources[k]`).
 fn flow_plans(
     net: &Network,
     sc: &Scenario,
-    slots: &[FlowSlot],
-    seed: u64,
+    layout: Vec<LaidOutFlow>,
     opts: &KernelOptions,
 ) -> Result<Vec<FlowPlan>> {
     let mut plans = Vec::new();
-    for (i, slot) in slots.iter().enumerate() {
+    for (i, LaidOutFlow { slot, rng }) in layout.into_iter().enumerate() {
         let group = &sc.flows[slot.group];
         let first = group
             .subflow_paths
@@ -110,7 +84,7 @@ fn flow_plans(
             .cloned()
             .unwrap_or_else(|| group.cc.clone());
         plans.push(FlowPlan {
-            slot: slot.clone(),
+            slot,
             to: SocketAddr::new(dst.into(), BASE_PORT + i as u16),
             sources,
             paths,
@@ -119,8 +93,7 @@ fn flow_plans(
             traffic: group.traffic.clone(),
             rcv_buffer: group.rcv_buffer,
             reconnect_after: group.reconnect_after.map(|d| d.nanos()),
-            // The on/off source's own stream, one per flow of this run's seed.
-            seed: seed ^ (i as u64 + 1).wrapping_mul(0xd134_2543_de82_ef95),
+            rng,
         });
     }
     Ok(plans)
@@ -230,7 +203,9 @@ pub fn run(
     mut progress: impl FnMut(f64),
 ) -> Result<KernelRun> {
     let started = Instant::now();
-    let slots = flow_slots(sc, seed);
+    // The simulator's layout: the same flows start at the same times for the same seed.
+    let layout = flow_layout(sc, seed);
+    let slots: Vec<FlowSlot> = layout.iter().map(|f| f.slot.clone()).collect();
     let trace = sampler::trace_interval(sc);
     let net = Network::start(
         sc,
@@ -242,7 +217,7 @@ pub fn run(
         },
     )?;
     apply_sysctls(&net, sc, &opts.sysctls)?;
-    let plans = flow_plans(&net, sc, &slots, seed, opts)?;
+    let plans = flow_plans(&net, sc, layout, opts)?;
     let mut notes = not_applied(sc);
     notes.extend(set_namespace_defaults(&net, sc, &plans));
     for n in &notes {

@@ -1,11 +1,13 @@
 //! The forwarding loop.
 //!
 //! Every packet read from a host's device gets the route of its (source, destination)
-//! address pair and enters the first link at the time it was read. Link events (end of a
-//! transmission, arrival at the far end) are kept in a heap of wake-ups; each is handled at
-//! the time the link model gave, not the (slightly later) time the loop got to it, so
-//! lateness never accumulates along a path. Only the final write into the destination's
-//! device happens "now"; how late that is, is the emulator's timing error.
+//! address pair and enters the first link at the time it was read. The links, routes and
+//! routing header are the simulator's fabric (`net::Fabric`), with the same random streams
+//! per link for the same seed, and wake-ups are kept in the same event queue
+//! (`net::EventQueue`, equal times in scheduling order). Each wake-up is handled at the
+//! time the link model gave, not the (slightly later) time the loop got to it, so lateness
+//! never accumulates along a path. Only the final write into the destination's device
+//! happens "now"; how late that is, is the emulator's timing error.
 //!
 //! The loop sleeps in ppoll(2) until the next wake-up or a readable device, with the
 //! thread's timer slack set to 1 ns (the default 50 us would be most of our error budget).
@@ -19,11 +21,10 @@ use super::tun::Tun;
 use crate::plan::Plan;
 use anyhow::{Context, Result};
 use measure::LinkMeter;
-use net::{AqmParams, DropReason, Enqueued, LinkDir, LinkParams, Nanos};
+use net::{AqmParams, DropReason, EventQueue, Fabric, Forwarded, LinkWake, Nanos, RouteId};
 use scenario::Scenario;
-use scenario::model::{DirId, NodeId, dir_id, dir_link};
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use scenario::model::{NodeId, dir_link};
+use std::collections::HashMap;
 use std::os::fd::{AsFd, AsRawFd};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -50,10 +51,9 @@ pub struct EmuConfig {
     pub trace_interval: Nanos,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Wake {
-    TxDone(u32),
-    Arrival(u32),
+    Link(LinkWake),
     Event(u32),
     Warmup,
     Trace,
@@ -61,17 +61,17 @@ enum Wake {
 
 pub struct Emulator {
     sc: Scenario,
-    links: Vec<LinkDir<Frame>>,
+    fabric: Fabric<Frame>,
     ports: Vec<Tun>,
-    routes: Vec<Box<[DirId]>>,
+    /// Per route id: the port it leaves the emulator by, and the host it starts at.
     route_exit: Vec<usize>,
-    by_pair: HashMap<(u32, u32), u32>,
-    /// The host of each port and the host each route starts at: a packet takes its pair's
-    /// route if it came from that host, through whichever of its devices (the host chose
-    /// the device by its own routing, the scenario's path is the route).
-    port_node: Vec<NodeId>,
     route_source: Vec<NodeId>,
-    wakes: BinaryHeap<Reverse<(Nanos, Wake)>>,
+    by_pair: HashMap<(u32, u32), RouteId>,
+    /// The host of each port: a packet takes its pair's route if it came from the route's
+    /// host, through whichever of its devices (the host chose the device by its own
+    /// routing, the scenario's path is the route).
+    port_node: Vec<NodeId>,
+    wakes: EventQueue<Wake>,
     pool: Pool,
     clock: Clock,
     config: EmuConfig,
@@ -112,17 +112,25 @@ fn tighten_scheduling() -> bool {
 impl Emulator {
     /// `ports[i]` is the device of `plan.ports[i]`. The clock starts now.
     pub fn new(sc: &Scenario, plan: &Plan, ports: Vec<Tun>, config: EmuConfig) -> Result<Self> {
-        let mut links = Vec::with_capacity(sc.links.len() * 2);
-        for (l, link) in sc.links.iter().enumerate() {
-            for side in [false, true] {
-                let d = dir_id(l, side);
-                let params = LinkParams::from_config(&link.dirs[side as usize]);
-                links.push(LinkDir::new(
-                    params,
-                    config.seed ^ (d as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15),
-                ));
-            }
+        let mut fabric = Fabric::new(sc, config.seed);
+        // The plan's routes by index; identical hop lists share an id, and so do their
+        // exit and source, which the hops determine.
+        let ids: Vec<RouteId> = plan
+            .routes
+            .iter()
+            .map(|r| fabric.routes.intern(&r.hops))
+            .collect();
+        let mut route_exit = vec![0; fabric.routes.len()];
+        let mut route_source = vec![0; fabric.routes.len()];
+        for (i, id) in ids.iter().enumerate() {
+            route_exit[id.0 as usize] = plan.route_exit[i];
+            route_source[id.0 as usize] = plan.route_source[i];
         }
+        let by_pair = plan
+            .by_pair
+            .iter()
+            .map(|(&pair, &r)| (pair, ids[r as usize]))
+            .collect();
         let pollfds = ports
             .iter()
             .map(|t| libc::pollfd {
@@ -131,30 +139,25 @@ impl Emulator {
                 revents: 0,
             })
             .collect();
-        let red = links.iter().map(|_| RedLog::default()).collect();
+        let red = fabric.links.iter().map(|_| RedLog::default()).collect();
         let mut captures: Vec<Option<Capture>> = (0..sc.links.len()).map(|_| None).collect();
         for (l, path) in &config.captures {
             captures[*l] = Some(Capture::create(path)?);
         }
-        let mut wakes = BinaryHeap::new();
+        let mut wakes = EventQueue::default();
         for (i, e) in sc.events.iter().enumerate() {
-            wakes.push(Reverse((e.at.nanos(), Wake::Event(i as u32))));
+            wakes.push(e.at.nanos(), Wake::Event(i as u32));
         }
-        wakes.push(Reverse((sc.measure.warmup.nanos(), Wake::Warmup)));
-        wakes.push(Reverse((config.trace_interval, Wake::Trace)));
+        wakes.push(sc.measure.warmup.nanos(), Wake::Warmup);
+        wakes.push(config.trace_interval, Wake::Trace);
         Ok(Emulator {
             sc: sc.clone(),
-            links,
+            fabric,
             ports,
-            routes: plan
-                .routes
-                .iter()
-                .map(|r| r.hops.clone().into_boxed_slice())
-                .collect(),
-            route_exit: plan.route_exit.clone(),
-            by_pair: plan.by_pair.clone(),
+            route_exit,
+            route_source,
+            by_pair,
             port_node: plan.ports.iter().map(|p| p.node).collect(),
-            route_source: plan.route_source.clone(),
             wakes,
             pool: Pool::default(),
             clock: Clock::starting_now(),
@@ -189,7 +192,7 @@ impl Emulator {
                 break;
             }
             self.fire_due(now)?;
-            let next = self.wakes.peek().map(|Reverse((t, _))| *t);
+            let next = self.wakes.peek_time();
             let now = self.clock.now();
             let sleep = match next {
                 Some(t) if t <= now + spin => 0,
@@ -249,7 +252,7 @@ impl Emulator {
             self.counters.read_bytes += n as u64;
             let route = ipv4_endpoints(&buf[..n])
                 .and_then(|pair| self.by_pair.get(&pair).copied())
-                .filter(|&r| self.route_source[r as usize] == self.port_node[p]);
+                .filter(|&r| self.route_source[r.0 as usize] == self.port_node[p]);
             let Some(route) = route else {
                 self.counters.unroutable += 1;
                 continue;
@@ -257,8 +260,7 @@ impl Emulator {
             let frame = Frame {
                 data: std::mem::replace(&mut buf, self.pool.take()),
                 len: n as u32,
-                route,
-                hop: 0,
+                routing: net::RoutingHeader { route, hop: 0 },
             };
             self.enter(now, frame);
         }
@@ -267,51 +269,44 @@ impl Emulator {
 
     /// `frame` reaches the link of its current hop at `t`.
     fn enter(&mut self, t: Nanos, frame: Frame) {
-        let d = self.routes[frame.route as usize][frame.hop as usize];
-        let link = &mut self.links[d];
-        let result = link.enqueue(t, frame);
+        let wakes = &mut self.wakes;
+        let entered = self
+            .fabric
+            .enter(t, frame, &mut |at, w| wakes.push(at, Wake::Link(w)));
+        self.after_entry(entered);
+    }
+
+    /// Logs RED's decision and recycles a dropped frame's buffer.
+    fn after_entry(&mut self, entered: net::fabric::Entered<Frame>) {
+        let link = &self.fabric.links[entered.dir];
         if matches!(link.params().aqm, AqmParams::Red { .. }) {
-            let early = matches!(result, Enqueued::Dropped(_, DropReason::Early));
-            let avg = link.red_average().unwrap_or(0.0);
-            self.red[d].record(avg, early);
+            let early = matches!(entered.dropped, Some((_, DropReason::Early)));
+            self.red[entered.dir].record(link.red_average().unwrap_or(0.0), early);
         }
-        match result {
-            Enqueued::Dropped(f, _) => self.pool.give(f.data),
-            Enqueued::Queued => {}
-            Enqueued::Transmitting(done) => {
-                self.wakes.push(Reverse((done, Wake::TxDone(d as u32))))
-            }
+        if let Some((f, _)) = entered.dropped {
+            self.pool.give(f.data);
         }
     }
 
     /// Handles every wake-up due by `now`, each at its own time.
     fn fire_due(&mut self, now: Nanos) -> Result<()> {
-        while let Some(&Reverse((t, w))) = self.wakes.peek() {
-            if t > now {
-                break;
-            }
-            self.wakes.pop();
+        while let Some((t, w)) = self.wakes.pop_due(now) {
             match w {
-                Wake::TxDone(d) => {
-                    let d = d as usize;
-                    let r = self.links[d].tx_done(t);
-                    if let Some(n) = r.next_tx {
-                        self.wakes.push(Reverse((n, Wake::TxDone(d as u32))));
-                    }
-                    if let Some(a) = r.arrival {
-                        self.wakes.push(Reverse((a, Wake::Arrival(d as u32))));
-                    }
-                    if let Some(lost) = r.lost {
+                Wake::Link(LinkWake::TxDone(d)) => {
+                    let wakes = &mut self.wakes;
+                    let lost = self
+                        .fabric
+                        .tx_done(d, t, &mut |at, w| wakes.push(at, Wake::Link(w)));
+                    if let Some(lost) = lost {
                         self.pool.give(lost.data);
                     }
                 }
-                Wake::Arrival(d) => self.arrivals(d as usize, t, now)?,
+                Wake::Link(LinkWake::Arrival(d)) => self.arrivals(d, t, now)?,
                 Wake::Event(i) => self.apply_event(i as usize, t),
-                Wake::Warmup => self.meter.warmup(t, &self.links),
+                Wake::Warmup => self.meter.warmup(t, &self.fabric.links),
                 Wake::Trace => {
-                    self.meter.trace(t, &self.links);
-                    self.wakes
-                        .push(Reverse((t + self.config.trace_interval, Wake::Trace)));
+                    self.meter.trace(t, &self.fabric.links);
+                    self.wakes.push(t + self.config.trace_interval, Wake::Trace);
                 }
             }
         }
@@ -320,32 +315,39 @@ impl Emulator {
 
     /// Every packet of direction `d`'s pipe that has arrived by `now`, from `t` on.
     fn arrivals(&mut self, d: usize, mut t: Nanos, now: Nanos) -> Result<()> {
-        while let Some((frame, next)) = self.links[d].deliver(t) {
+        loop {
+            let wakes = &mut self.wakes;
+            let Some((frame, next)) = self
+                .fabric
+                .arrive(d, t, Some(now), &mut |at, w| wakes.push(at, Wake::Link(w)))
+            else {
+                return Ok(());
+            };
             if let Some(cap) = &mut self.captures[dir_link(d)] {
                 cap.write(t, frame.bytes())?;
             }
             self.forward(t, frame)?;
             match next {
-                Some(n) if n <= now => t = n,
-                Some(n) => {
-                    self.wakes.push(Reverse((n, Wake::Arrival(d as u32))));
-                    break;
-                }
-                None => break,
+                Some(n) => t = n,
+                None => return Ok(()),
             }
         }
-        Ok(())
     }
 
     /// `frame` has crossed its current hop at `t`: on to the next link, or out.
-    fn forward(&mut self, t: Nanos, mut frame: Frame) -> Result<()> {
-        frame.hop += 1;
-        let route = frame.route as usize;
-        if (frame.hop as usize) < self.routes[route].len() {
-            self.enter(t, frame);
-            return Ok(());
-        }
-        let port = self.route_exit[route];
+    fn forward(&mut self, t: Nanos, frame: Frame) -> Result<()> {
+        let wakes = &mut self.wakes;
+        let frame = match self
+            .fabric
+            .forward(t, frame, &mut |at, w| wakes.push(at, Wake::Link(w)))
+        {
+            Forwarded::Entered(entered) => {
+                self.after_entry(entered);
+                return Ok(());
+            }
+            Forwarded::Arrived(frame) => frame,
+        };
+        let port = self.route_exit[frame.routing.route.0 as usize];
         let late = self.clock.now().saturating_sub(t);
         let sent = self.ports[port]
             .send(frame.bytes())
@@ -362,21 +364,19 @@ impl Emulator {
     }
 
     fn apply_event(&mut self, i: usize, t: Nanos) {
-        let e = &self.sc.events[i];
-        for d in [dir_id(e.link, false), dir_id(e.link, true)] {
-            self.meter.capacity_changes(t, d, &self.links[d]);
-            for f in self.links[d].apply(t, &e.kind) {
-                self.pool.give(f.data);
-            }
-        }
+        let (meter, pool) = (&mut self.meter, &mut self.pool);
+        self.fabric.apply(
+            t,
+            &self.sc.events[i],
+            |d, link| meter.capacity_changes(t, d, link),
+            |f| pool.give(f.data),
+        );
     }
 
     fn finish(mut self, end: Nanos) -> Result<EmuReport> {
-        for l in &mut self.links {
-            l.sync_stats(end);
-        }
-        let links = self.links.iter().map(|l| l.stats.clone()).collect();
-        let measured = self.meter.finish(&self.sc, &self.links);
+        self.fabric.sync_stats(end);
+        let links = self.fabric.links.iter().map(|l| l.stats.clone()).collect();
+        let measured = self.meter.finish(&self.sc, &self.fabric.links);
         let red = self.red;
         let c = self.counters;
         Ok(EmuReport {

@@ -7,14 +7,22 @@ pub const MAX_FRAME: usize = 2048;
 pub struct Frame {
     pub data: Vec<u8>,
     pub len: u32,
-    /// Index into the route table, and the hop being crossed.
-    pub route: u32,
-    pub hop: u16,
+    /// The route through the fabric and the hop being crossed.
+    pub routing: net::RoutingHeader,
 }
 
 impl net::Packet for Frame {
     fn wire_bytes(&self) -> u32 {
         self.len
+    }
+}
+
+impl net::Routed for Frame {
+    fn routing(&self) -> net::RoutingHeader {
+        self.routing
+    }
+    fn routing_mut(&mut self) -> &mut net::RoutingHeader {
+        &mut self.routing
     }
 }
 

@@ -1,0 +1,305 @@
+//! The end that opens the connection and sends data: the subflows' senders, the data level,
+//! the path manager, the scheduler and the congestion control that couples the subflows.
+
+use super::subflow::{ClientSubflow, SubflowState};
+use super::timers::{TimerKind, TimerTable};
+use super::{ConnConfig, Path};
+use crate::ids::{ConnId, SubflowId};
+use crate::mptcp::{DataSender, PathManager, Scheduler, on_subflow_timeout};
+use crate::packet::{HEADER_BYTES, Kind, MSS, Packet};
+use crate::tcp::{CaState, RtoUpdate, Sender};
+use mptcp_cc::{Ack, CongestionControl, SubflowView};
+use net::Nanos;
+use std::collections::VecDeque;
+
+/// SYN retransmissions before a handshake is given up: Linux's `tcp_syn_retries` default.
+pub const MAX_SYN_RETRIES: u32 = 6;
+
+pub struct Client {
+    id: ConnId,
+    mptcp: bool,
+    subflows: Vec<ClientSubflow>,
+    cc: Box<dyn CongestionControl>,
+    data: DataSender,
+    scheduler: Scheduler,
+    path_manager: PathManager,
+    total_bytes: u64,
+    timers: TimerTable,
+    out: VecDeque<Packet>,
+    /// Scratch space for the congestion control's view of the subflows.
+    views: Vec<SubflowView>,
+    /// Last time the data level advanced (for an application that gives up and reconnects).
+    last_progress: Nanos,
+}
+
+impl Client {
+    /// Opens a connection at `now` over `paths` (one subflow each; the first opens it) by
+    /// sending the first SYN.
+    pub fn open(
+        id: ConnId,
+        cfg: &ConnConfig,
+        paths: &[Path],
+        cc: Box<dyn CongestionControl>,
+        now: Nanos,
+    ) -> Self {
+        let app_segments = match cfg.total_bytes {
+            u64::MAX => u64::MAX,
+            bytes => bytes.div_ceil(MSS as u64),
+        };
+        let mut client = Client {
+            id,
+            mptcp: cfg.mptcp,
+            subflows: paths
+                .iter()
+                .map(|&p| ClientSubflow::new(Sender::new(cfg.sack, cfg.cwnd_clamp), p))
+                .collect(),
+            cc,
+            data: DataSender::new(app_segments, cfg.rcv_buffer_segs.max(1)),
+            scheduler: Scheduler::new(cfg.scheduler),
+            path_manager: PathManager::new(paths.len()),
+            total_bytes: cfg.total_bytes,
+            timers: TimerTable::default(),
+            out: VecDeque::new(),
+            views: Vec::with_capacity(paths.len()),
+            last_progress: now,
+        };
+        client.send_syn(0, now);
+        client
+    }
+
+    pub fn handle_packet(&mut self, now: Nanos, pkt: &Packet) {
+        let s = pkt.subflow.index();
+        let Some(sf) = self.subflows.get_mut(s) else {
+            return;
+        };
+        match (pkt.kind, sf.state) {
+            (Kind::SynAck, SubflowState::SynSent) => self.on_syn_ack(now, s, pkt),
+            (Kind::Ack, SubflowState::PreEstablished) => {
+                // The server acknowledged the MP_JOIN's third ACK.
+                sf.state = SubflowState::Established;
+                self.timers.stop(s, TimerKind::Retransmit);
+                self.on_ack(now, s, pkt);
+            }
+            (Kind::Ack, SubflowState::Established) => self.on_ack(now, s, pkt),
+            _ => {} // a duplicate SYN-ACK, or a late packet of a subflow given up
+        }
+        self.send_data(now);
+    }
+
+    /// Handles every timer due by `now`.
+    pub fn handle_timeout(&mut self, now: Nanos) {
+        while let Some((s, _)) = self.timers.take_expired(now) {
+            match self.subflows[s].state {
+                SubflowState::SynSent => self.retransmit_syn(s, now),
+                SubflowState::PreEstablished => {
+                    self.subflows[s].tx.rtt.backoff += 1;
+                    self.send_join_ack(s, now);
+                }
+                SubflowState::Established => self.on_rto(s, now),
+                SubflowState::Idle | SubflowState::Failed => {}
+            }
+        }
+        self.send_data(now);
+    }
+
+    pub fn poll_transmit(&mut self) -> Option<Packet> {
+        self.out.pop_front()
+    }
+
+    pub fn poll_timeout(&self) -> Option<Nanos> {
+        self.timers.next()
+    }
+
+    /// The application writes nothing more: what it wrote is still delivered.
+    pub fn stop_writing(&mut self) {
+        self.data.app_limit = self.data.app_limit.min(self.data.nxt);
+    }
+
+    /// Everything the application wrote is acknowledged at the data level.
+    pub fn all_acked(&self) -> bool {
+        self.data.all_acked()
+    }
+
+    pub fn last_progress(&self) -> Nanos {
+        self.last_progress
+    }
+
+    pub fn subflows(&self) -> &[ClientSubflow] {
+        &self.subflows
+    }
+
+    pub fn data(&self) -> &DataSender {
+        &self.data
+    }
+
+    fn send_syn(&mut self, s: usize, now: Nanos) {
+        let sf = &mut self.subflows[s];
+        sf.state = SubflowState::SynSent;
+        let mut syn = Packet::control(self.id, SubflowId(s as u8), Kind::Syn, sf.path.fwd);
+        syn.ts = now.max(1);
+        self.out.push_back(syn);
+        self.timers
+            .set(s, TimerKind::Retransmit, now + sf.tx.rtt.rto());
+    }
+
+    /// The SYN's timer fired: send it again with the timeout doubled, or give up.
+    fn retransmit_syn(&mut self, s: usize, now: Nanos) {
+        let sf = &mut self.subflows[s];
+        if sf.handshake_retries >= MAX_SYN_RETRIES {
+            sf.state = SubflowState::Failed;
+            return;
+        }
+        sf.handshake_retries += 1;
+        sf.tx.rtt.backoff += 1;
+        self.send_syn(s, now);
+    }
+
+    fn on_syn_ack(&mut self, now: Nanos, s: usize, pkt: &Packet) {
+        let sf = &mut self.subflows[s];
+        sf.tx.rtt.backoff = 0;
+        sf.tx.rtt.sample(now.saturating_sub(pkt.ts));
+        // tcp_init_transfer(): the initial window is cut to one segment when the handshake
+        // needed more than one retransmission.
+        if sf.handshake_retries > 1 {
+            sf.tx.set_cwnd(1.0);
+        }
+        sf.handshake_retries = 0;
+        if s == 0 {
+            sf.state = SubflowState::Established;
+            self.timers.stop(s, TimerKind::Retransmit);
+        } else {
+            sf.state = SubflowState::PreEstablished;
+            self.send_join_ack(s, now);
+        }
+    }
+
+    fn send_join_ack(&mut self, s: usize, now: Nanos) {
+        let sf = &self.subflows[s];
+        let mut ack = Packet::control(self.id, SubflowId(s as u8), Kind::JoinAck, sf.path.fwd);
+        ack.ts = now.max(1);
+        self.out.push_back(ack);
+        self.timers
+            .set(s, TimerKind::Retransmit, now + sf.tx.rtt.rto());
+    }
+
+    /// An ACK on established subflow `s`.
+    fn on_ack(&mut self, now: Nanos, s: usize, pkt: &Packet) {
+        let sf = &mut self.subflows[s];
+        let before = sf.tx.state;
+        let first_data_ack = sf.tx.snd_una == 0;
+        let res = sf.tx.on_ack(now, pkt);
+        if self.data.on_data_ack(pkt.dsn, pkt.rwnd as u64) > 0 {
+            self.last_progress = now;
+        }
+        let tx = &sf.tx;
+        let ack = Ack {
+            acked: res.acked as f64,
+            snd_una: tx.snd_una,
+            snd_nxt: tx.snd_nxt,
+            rtt_s: res.rtt_ns.map(|r| r as f64 / 1e9),
+            cwnd_limited: tx.cwnd_limited(),
+        };
+        if res.acked > 0 {
+            sf.stale = false;
+            self.cc.pkts_acked(s, &ack);
+        }
+        if sf.tx.state != before {
+            self.cc.set_state(s, sf.tx.state, ack.snd_una);
+        }
+        if res.loss_detected {
+            self.collect_views();
+            let ssthresh = self.cc.ssthresh(&self.views, s);
+            self.subflows[s].tx.enter_recovery(ssthresh);
+            self.cc.set_state(s, CaState::Recovery, ack.snd_una);
+        } else if res.acked > 0 && self.subflows[s].tx.state != CaState::Recovery {
+            self.collect_views();
+            let w = self.cc.cong_avoid(&self.views, s, &ack);
+            let tx = &mut self.subflows[s].tx;
+            tx.set_cwnd(w.cwnd);
+            tx.ssthresh = w.ssthresh.max(1.0);
+        }
+        let rto = now + self.subflows[s].tx.rtt.rto();
+        match res.rto {
+            RtoUpdate::Restart => self.timers.set(s, TimerKind::Retransmit, rto),
+            RtoUpdate::Keep => self.timers.arm(s, TimerKind::Retransmit, rto),
+            RtoUpdate::Stop => self.timers.stop(s, TimerKind::Retransmit),
+        }
+        if first_data_ack && res.acked > 0 && s == 0 && self.mptcp {
+            for k in self.path_manager.on_fully_established() {
+                self.send_syn(k, now);
+            }
+        }
+    }
+
+    /// The retransmission timer of established subflow `s` fired.
+    fn on_rto(&mut self, s: usize, now: Nanos) {
+        self.collect_views();
+        let ssthresh = self.cc.ssthresh(&self.views, s);
+        let tx = &mut self.subflows[s].tx;
+        tx.on_rto(ssthresh);
+        let una = tx.snd_una;
+        let rto = tx.rtt.rto();
+        self.cc.set_state(s, CaState::Loss, una);
+        on_subflow_timeout(&mut self.subflows, s, &mut self.data);
+        self.timers.set(s, TimerKind::Retransmit, now + rto);
+    }
+
+    fn collect_views(&mut self) {
+        self.views.clear();
+        self.views
+            .extend(self.subflows.iter().map(ClientSubflow::view));
+    }
+
+    /// Sends what the windows allow: each subflow's retransmissions first, then data-level
+    /// segments (reinjections, then new data) on the subflows the scheduler picks.
+    fn send_data(&mut self, now: Nanos) {
+        let mut sent = 0u32;
+        for s in 0..self.subflows.len() {
+            if !self.subflows[s].is_established() {
+                continue;
+            }
+            while let Some(seq) = self.subflows[s].tx.next_retransmit() {
+                let dsn = self.subflows[s].tx.dsn_of(seq);
+                self.push_data(s, seq, dsn, now);
+                sent |= 1 << s;
+            }
+        }
+        while self.data.has_data() {
+            let Some(s) = self.scheduler.pick(&self.subflows) else {
+                break;
+            };
+            let dsn = self.data.take();
+            let seq = self.subflows[s].tx.send_new(dsn);
+            self.push_data(s, seq, dsn, now);
+            sent |= 1 << s;
+        }
+        for (s, sf) in self.subflows.iter_mut().enumerate() {
+            if !sf.is_established() {
+                continue;
+            }
+            let sent_here = sent & (1 << s) != 0;
+            if sent_here || !sf.tx.has_room() {
+                sf.tx.cwnd_validate();
+            }
+            if sent_here {
+                self.timers
+                    .arm(s, TimerKind::Retransmit, now + sf.tx.rtt.rto());
+            }
+        }
+    }
+
+    fn push_data(&mut self, s: usize, seq: u64, dsn: u64, now: Nanos) {
+        let payload = match self.total_bytes {
+            u64::MAX => MSS as u64,
+            total => total.saturating_sub(dsn * MSS as u64).min(MSS as u64),
+        };
+        let sf = &self.subflows[s];
+        self.out.push_back(Packet {
+            seq,
+            dsn,
+            ts: now.max(1),
+            wire_bytes: payload as u16 + HEADER_BYTES,
+            ..Packet::control(self.id, SubflowId(s as u8), Kind::Data, sf.path.fwd)
+        });
+    }
+}

@@ -1,0 +1,166 @@
+//! The end that accepts subflows and receives: each subflow's receiver (reassembly, SACK,
+//! delayed ACKs), and the data level's reassembly into one shared receive buffer.
+
+use super::timers::{TimerKind, TimerTable};
+use super::{ConnConfig, Path};
+use crate::ids::{ConnId, SubflowId};
+use crate::mptcp::DataReceiver;
+use crate::packet::{HEADER_BYTES, Kind, MSS, Packet};
+use crate::tcp::Receiver;
+use crate::tcp::receiver::DELACK_TIMEOUT;
+use net::Nanos;
+use std::collections::VecDeque;
+
+/// What the receiving application and the measurements learn from a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServerEvent {
+    /// Payload bytes that arrived on a subflow for the first time (not a duplicate of that
+    /// subflow; possibly a duplicate at the data level).
+    Received { subflow: SubflowId, bytes: u64 },
+    /// Payload bytes newly delivered in order to the application.
+    Delivered { bytes: u64 },
+}
+
+pub struct Server {
+    id: ConnId,
+    delayed_ack: bool,
+    sack: bool,
+    paths: Vec<Path>,
+    /// One receiver per subflow whose SYN arrived.
+    subflows: Vec<Option<Receiver>>,
+    data: DataReceiver,
+    /// The data sequence number and size of a segment shorter than the MSS: the last of
+    /// a finite transfer.
+    short_segment: Option<(u64, u64)>,
+    delivered_bytes: u64,
+    timers: TimerTable,
+    out: VecDeque<Packet>,
+    events: VecDeque<ServerEvent>,
+}
+
+impl Server {
+    /// Listens for the connection's subflows over `paths` (ACKs go back on `rev`).
+    pub fn new(id: ConnId, cfg: &ConnConfig, paths: &[Path]) -> Self {
+        Server {
+            id,
+            delayed_ack: cfg.delayed_ack,
+            sack: cfg.sack,
+            paths: paths.to_vec(),
+            subflows: paths.iter().map(|_| None).collect(),
+            data: DataReceiver::new(cfg.rcv_buffer_segs.max(1)),
+            short_segment: None,
+            delivered_bytes: 0,
+            timers: TimerTable::default(),
+            out: VecDeque::new(),
+            events: VecDeque::new(),
+        }
+    }
+
+    pub fn handle_packet(&mut self, now: Nanos, pkt: &Packet) {
+        let s = pkt.subflow.index();
+        if s >= self.subflows.len() {
+            return;
+        }
+        match pkt.kind {
+            Kind::Syn => {
+                if self.subflows[s].is_none() {
+                    self.subflows[s] = Some(Receiver::new(self.delayed_ack, self.sack));
+                }
+                // A retransmitted SYN gets the SYN-ACK again.
+                let mut syn_ack =
+                    Packet::control(self.id, pkt.subflow, Kind::SynAck, self.paths[s].rev);
+                syn_ack.ts = pkt.ts;
+                self.out.push_back(syn_ack);
+            }
+            Kind::JoinAck if self.subflows[s].is_some() => self.send_ack(s),
+            Kind::Data if self.subflows[s].is_some() => self.on_data(now, s, pkt),
+            _ => {}
+        }
+    }
+
+    /// Sends the delayed ACKs due by `now`.
+    pub fn handle_timeout(&mut self, now: Nanos) {
+        while let Some((s, _)) = self.timers.take_expired(now) {
+            self.send_ack(s);
+        }
+    }
+
+    pub fn poll_transmit(&mut self) -> Option<Packet> {
+        self.out.pop_front()
+    }
+
+    pub fn poll_timeout(&self) -> Option<Nanos> {
+        self.timers.next()
+    }
+
+    pub fn poll_event(&mut self) -> Option<ServerEvent> {
+        self.events.pop_front()
+    }
+
+    /// Payload bytes delivered in order to the application so far.
+    pub fn delivered_bytes(&self) -> u64 {
+        self.delivered_bytes
+    }
+
+    /// The advertised window: free space in the shared buffer, segments.
+    pub fn window(&self) -> u32 {
+        self.data.window()
+    }
+
+    fn on_data(&mut self, now: Nanos, s: usize, pkt: &Packet) {
+        let rx = self.subflows[s].as_mut().expect("checked by the caller");
+        let res = rx.on_data(pkt.seq, pkt.ts);
+        // Segments go up to the data level as they arrive: out-of-order data of a subflow
+        // takes buffer space either way.
+        if res.fresh {
+            let bytes = pkt.payload();
+            self.events.push_back(ServerEvent::Received {
+                subflow: pkt.subflow,
+                bytes,
+            });
+            if bytes < MSS as u64 {
+                self.short_segment = Some((pkt.dsn, bytes));
+            }
+            if self.data.on_data(pkt.dsn) > 0 {
+                let in_order = self.bytes_before(self.data.rcv_nxt);
+                self.events.push_back(ServerEvent::Delivered {
+                    bytes: in_order - self.delivered_bytes,
+                });
+                self.delivered_bytes = in_order;
+            }
+        }
+        if res.ack_now {
+            self.send_ack(s);
+        } else {
+            self.timers
+                .arm(s, TimerKind::DelayedAck, now + DELACK_TIMEOUT);
+        }
+    }
+
+    /// Payload bytes in data segments `[0, dsn)`: full segments but for a short last one.
+    fn bytes_before(&self, dsn: u64) -> u64 {
+        match self.short_segment {
+            Some((last, bytes)) if last < dsn => last * MSS as u64 + bytes,
+            _ => dsn * MSS as u64,
+        }
+    }
+
+    fn send_ack(&mut self, s: usize) {
+        self.timers.stop(s, TimerKind::DelayedAck);
+        let (data_ack, rwnd) = (self.data.rcv_nxt, self.data.window());
+        let Some(rx) = self.subflows[s].as_mut() else {
+            return;
+        };
+        let (ack, tsecr, sack) = rx.make_ack();
+        let blocks = sack.iter().filter(|b| b.1 > b.0).count() as u16;
+        self.out.push_back(Packet {
+            seq: ack,
+            dsn: data_ack,
+            ts: tsecr,
+            rwnd,
+            sack,
+            wire_bytes: HEADER_BYTES + if blocks > 0 { 4 + 8 * blocks } else { 0 },
+            ..Packet::control(self.id, SubflowId(s as u8), Kind::Ack, self.paths[s].rev)
+        });
+    }
+}

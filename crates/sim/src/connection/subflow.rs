@@ -1,0 +1,64 @@
+//! The client's side of one subflow: its TCP sender, its routes, and where it is in its
+//! handshake.
+
+use super::Path;
+use crate::tcp::{CaState, Sender};
+use mptcp_cc::SubflowView;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SubflowState {
+    /// Planned; the path manager has not opened it yet.
+    Idle,
+    /// SYN sent (MP_CAPABLE or MP_JOIN), no SYN-ACK yet.
+    SynSent,
+    /// MP_JOIN: SYN-ACK received and the third ACK sent; data may flow only once the
+    /// server acknowledges that ACK (RFC 8684 section 3.2; Linux's subflow is
+    /// "pre-established" until then).
+    PreEstablished,
+    Established,
+    /// The handshake was given up after `MAX_SYN_RETRIES` retransmissions.
+    Failed,
+}
+
+pub struct ClientSubflow {
+    pub tx: Sender,
+    pub path: Path,
+    pub state: SubflowState,
+    /// Timed out and not heard from since: the scheduler avoids it and its data was
+    /// reinjected on the other subflows.
+    pub stale: bool,
+    /// Retransmissions of this subflow's SYN (or of an MP_JOIN's third ACK).
+    pub handshake_retries: u32,
+}
+
+impl ClientSubflow {
+    pub fn new(tx: Sender, path: Path) -> Self {
+        ClientSubflow {
+            tx,
+            path,
+            state: SubflowState::Idle,
+            stale: false,
+            handshake_retries: 0,
+        }
+    }
+
+    pub fn is_established(&self) -> bool {
+        self.state == SubflowState::Established
+    }
+
+    /// Established with room for one more segment in its window.
+    pub fn can_send(&self) -> bool {
+        self.is_established() && self.tx.has_room()
+    }
+
+    /// What the congestion control sees of this subflow.
+    pub fn view(&self) -> SubflowView {
+        SubflowView {
+            cwnd: self.tx.cwnd,
+            ssthresh: self.tx.ssthresh,
+            srtt_s: self.tx.rtt.srtt_s(),
+            established: self.is_established(),
+            in_recovery: self.tx.state != CaState::Open,
+        }
+    }
+}
