@@ -20,6 +20,17 @@ use scenario::Scenario;
 use scenario::results::{RunResult, RunStats};
 use std::time::Instant;
 
+/// The fabric a run of `sc` with `seed` uses: every link direction with its own random
+/// stream (the emulator builds the same one for the same seed).
+pub fn fabric(sc: &Scenario, seed: u64) -> net::Fabric<packet::Packet> {
+    net::Fabric::new(sc, seed)
+}
+
+/// When each flow of a run starts and stops (the kernel backend lays them out the same).
+pub fn flow_slots(sc: &Scenario, seed: u64) -> Vec<net::layout::FlowSlot> {
+    net::layout::flow_slots(sc, seed)
+}
+
 /// Congestion controls this backend implements.
 pub fn algorithms() -> Vec<String> {
     mptcp_cc::ALGORITHMS.iter().map(|s| s.to_string()).collect()

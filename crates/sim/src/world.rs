@@ -74,7 +74,7 @@ impl<'s> World<'s> {
             now: 0,
             end: sc.duration.nanos(),
             queue,
-            fabric: Fabric::new(sc, seed),
+            fabric: crate::fabric(sc, seed),
             conns: Vec::new(),
             flows,
             meter,

@@ -41,6 +41,12 @@ pub struct KernelRun {
     pub emulator: EmuReport,
 }
 
+/// When each flow starts and stops, and its random stream: the simulator's layout, so the
+/// same flows start at the same nanosecond for the same seed on both backends.
+pub fn layout(sc: &Scenario, seed: u64) -> Vec<LaidOutFlow> {
+    flow_layout(sc, seed)
+}
+
 /// The addresses each flow uses: where it connects to, and the local address of each of its
 /// group's paths (subflow `k` leaves from `sources[k]`).
 fn flow_plans(
@@ -203,8 +209,7 @@ pub fn run(
     mut progress: impl FnMut(f64),
 ) -> Result<KernelRun> {
     let started = Instant::now();
-    // The simulator's layout: the same flows start at the same times for the same seed.
-    let layout = flow_layout(sc, seed);
+    let layout = layout(sc, seed);
     let slots: Vec<FlowSlot> = layout.iter().map(|f| f.slot.clone()).collect();
     let trace = sampler::trace_interval(sc);
     let net = Network::start(

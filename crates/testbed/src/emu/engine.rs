@@ -112,7 +112,7 @@ fn tighten_scheduling() -> bool {
 impl Emulator {
     /// `ports[i]` is the device of `plan.ports[i]`. The clock starts now.
     pub fn new(sc: &Scenario, plan: &Plan, ports: Vec<Tun>, config: EmuConfig) -> Result<Self> {
-        let mut fabric = Fabric::new(sc, config.seed);
+        let mut fabric = Self::fabric(sc, config.seed);
         // The plan's routes by index; identical hop lists share an id, and so do their
         // exit and source, which the hops determine.
         let ids: Vec<RouteId> = plan
@@ -171,6 +171,12 @@ impl Emulator {
             captures,
             config,
         })
+    }
+
+    /// The fabric the emulator runs `sc` on with `seed`: the simulator's, link for link and
+    /// random stream for random stream.
+    pub fn fabric(sc: &Scenario, seed: u64) -> Fabric<Frame> {
+        Fabric::new(sc, seed)
     }
 
     pub fn clock(&self) -> Clock {
