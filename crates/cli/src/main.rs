@@ -5,7 +5,6 @@ mod bench;
 mod cc;
 mod cc_bench;
 mod emu_bench;
-mod kernel_run;
 mod run;
 
 use anyhow::Result;
@@ -29,10 +28,9 @@ enum Command {
     /// Run every variant of a scenario and write summary.json, series and a table.
     Run {
         scenario: PathBuf,
-        /// Backend: `sim` (the packet-level simulator) or `kernel` (real Linux TCP/MPTCP
-        /// through the real-time emulator; root, real time).
-        #[arg(long, default_value = "sim")]
-        backend: String,
+        /// Which backend runs it.
+        #[arg(long, value_enum, default_value_t = run::BackendKind::Sim)]
+        backend: run::BackendKind,
         /// Results folder (replaced if it exists); default results/<scenario name>.
         #[arg(long)]
         out: Option<PathBuf>,

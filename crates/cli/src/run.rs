@@ -3,7 +3,7 @@
 use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use report::{summarize, write_results};
-use scenario::{LoadOptions, Scenario, load_file};
+use scenario::{Backend, LoadOptions, Progress, Scenario, load_file};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -58,9 +58,19 @@ pub fn check(paths: &[PathBuf], set: &[String]) -> Result<bool> {
     Ok(ok)
 }
 
+/// Which backend runs the scenario.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BackendKind {
+    /// The packet-level simulator: deterministic, faster than real time, no privileges.
+    Sim,
+    /// Real Linux TCP and MPTCP in network namespaces through the real-time emulator
+    /// (root; each run takes the scenario's duration).
+    Kernel,
+}
+
 /// How `run` was asked to run.
 pub struct RunArgs {
-    pub backend: String,
+    pub backend: BackendKind,
     pub out: Option<PathBuf>,
     pub seeds: u32,
     pub set: Vec<String>,
@@ -134,37 +144,25 @@ pub fn run(path: &Path, args: &RunArgs) -> Result<bool> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("results").join(&variants[0].name));
-    let seeds = args.seeds;
-    let (variants, runs) = match args.backend.as_str() {
-        "sim" => {
+    let mut backend: Box<dyn Backend> = match args.backend {
+        BackendKind::Sim => {
             if !args.pcap.is_empty() || !args.sysctl.is_empty() {
                 bail!(
                     "--pcap and --sysctl are for --backend kernel: the simulator has no packets \
                      to capture and no kernel to tune"
                 );
             }
-            let bar = progress_bar(variants.len() as u64 * seeds as u64);
-            let mut runs = Vec::new();
-            for (i, sc) in variants.iter().enumerate() {
-                let mut rs = Vec::new();
-                for k in 0..seeds {
-                    let seed = sc.seed + k as u64;
-                    bar.set_message(format!("{} seed {seed}", label(sc)));
-                    let base = (i as u64 * seeds as u64 + k as u64) * 1000;
-                    rs.push(sim::run(sc, seed, |f| {
-                        bar.set_position(base + (f * 1000.0) as u64)
-                    }));
-                }
-                runs.push(rs);
-            }
-            bar.finish_and_clear();
-            (variants, runs)
+            Box::new(sim::Simulator)
         }
-        "kernel" => run_kernel(variants, args, &out)?,
-        other => bail!("unknown backend `{other}`: expected `sim` or `kernel`"),
+        BackendKind::Kernel => Box::new(testbed::backend::KernelBackend::start(
+            &args.sysctl,
+            args.pcap.clone(),
+            pcap_staging(&out),
+        )?),
     };
+    let (variants, runs) = run_all(backend.as_mut(), variants, args.seeds)?;
 
-    let summary = summarize(&variants, &runs, &args.backend);
+    let summary = summarize(&variants, &runs, backend.name());
     write_results(&out, &summary, &runs)?;
     // Captures were written beside the results folder, which write_results replaces.
     let staged = pcap_staging(&out).join("pcap");
@@ -191,74 +189,63 @@ fn pcap_staging(out: &Path) -> PathBuf {
 
 type Runs = (Vec<Scenario>, Vec<Vec<scenario::RunResult>>);
 
-/// The variants this kernel can run, each with every seed, in real time.
-fn run_kernel(variants: Vec<Scenario>, args: &RunArgs, out: &Path) -> Result<Runs> {
-    let sysctls = crate::kernel_run::parse_sysctls(&args.sysctl)?;
-    let mut session = crate::kernel_run::KernelSession::start()?;
+/// A progress bar over all runs; notes are printed above it.
+struct Bar<'a> {
+    bar: &'a ProgressBar,
+    base: u64,
+}
+
+impl Progress for Bar<'_> {
+    fn fraction(&mut self, done: f64) {
+        self.bar.set_position(self.base + (done * 1000.0) as u64);
+    }
+    fn note(&mut self, line: &str) {
+        if self.bar.is_hidden() {
+            eprintln!("{line}");
+        } else {
+            self.bar.println(line);
+        }
+    }
+}
+
+/// Every variant the backend can run, each with every seed.
+fn run_all(backend: &mut dyn Backend, variants: Vec<Scenario>, seeds: u32) -> Result<Runs> {
     let mut runnable = Vec::new();
     for sc in variants {
-        match session.unsupported(&sc) {
+        match backend.unsupported(&sc) {
             Some(why) => eprintln!("skipping variant {}: {why}", label(&sc)),
             None => runnable.push(sc),
         }
     }
     if runnable.is_empty() {
-        bail!("no variant of this scenario can run on the kernel backend");
+        bail!(
+            "no variant of this scenario can run on the {} backend",
+            backend.name()
+        );
     }
-    let seeds = args.seeds;
-    let total_s: f64 = runnable.iter().map(|v| v.duration.secs()).sum::<f64>() * seeds as f64;
-    eprintln!(
-        "kernel backend: {} variant(s) x {seeds} seed(s), {:.0} s of real time",
-        runnable.len(),
-        total_s
-    );
+    if backend.real_time() {
+        let total_s: f64 = runnable.iter().map(|v| v.duration.secs()).sum::<f64>() * seeds as f64;
+        eprintln!(
+            "{} backend: {} variant(s) x {seeds} seed(s), {:.0} s of real time",
+            backend.name(),
+            runnable.len(),
+            total_s
+        );
+    }
     let bar = progress_bar(runnable.len() as u64 * seeds as u64);
     let mut runs = Vec::new();
     for (i, sc) in runnable.iter().enumerate() {
-        session.prepare(sc)?;
         let mut rs = Vec::new();
         for k in 0..seeds {
             let seed = sc.seed + k as u64;
             bar.set_message(format!("{} seed {seed}", label(sc)));
-            let base = (i as u64 * seeds as u64 + k as u64) * 1000;
-            let captures = crate::kernel_run::captures(sc, &args.pcap, &pcap_staging(out), seed)?;
-            let run = session
-                .run(sc, seed, captures, &sysctls, |f| {
-                    bar.set_position(base + (f * 1000.0) as u64)
-                })
+            let mut progress = Bar {
+                bar: &bar,
+                base: (i as u64 * seeds as u64 + k as u64) * 1000,
+            };
+            let result = backend
+                .run(sc, seed, &mut progress)
                 .with_context(|| format!("{} seed {seed}", label(sc)))?;
-            let e = &run.emulator;
-            let line = format!(
-                "{} seed {seed}: emulator {} packets, {:.0} MB, late p50 {} us p99 {} us, woke late {} times ({} ms in all), {} refused by a full device",
-                label(sc),
-                e.written_pkts,
-                e.written_bytes as f64 / 1e6,
-                e.lateness.quantile_us(0.5).unwrap_or(0),
-                e.lateness.quantile_us(0.99).unwrap_or(0),
-                e.stalls.count,
-                e.stalls.total_ns / 1_000_000,
-                e.device_drops
-            );
-            if bar.is_hidden() {
-                eprintln!("{line}");
-            } else {
-                bar.println(line);
-            }
-            let mut result = run.result;
-            for (name, v) in [
-                ("emulator.late_p50_us", e.lateness.quantile_us(0.5)),
-                ("emulator.late_p99_us", e.lateness.quantile_us(0.99)),
-                ("emulator.device_drops", Some(e.device_drops)),
-                ("emulator.late_wakeups", Some(e.stalls.count)),
-                (
-                    "emulator.late_wakeup_ms",
-                    Some(e.stalls.total_ns / 1_000_000),
-                ),
-            ] {
-                if let Some(v) = v {
-                    result.metrics.insert(name.into(), v as f64);
-                }
-            }
             rs.push(result);
         }
         runs.push(rs);

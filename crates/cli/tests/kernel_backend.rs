@@ -294,7 +294,8 @@ fn kernel_runs_refuse_clearly() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("unknown backend `ns3`: expected `sim` or `kernel`"),
+        err.contains("invalid value 'ns3' for '--backend <BACKEND>'")
+            && err.contains("[possible values: sim, kernel]"),
         "{err}"
     );
 }

@@ -1,6 +1,7 @@
 //! The scenario format: parsing with located errors, validation, variants, and the result
 //! type shared by every backend.
 
+pub mod backend;
 pub mod error;
 pub mod load;
 pub mod model;
@@ -11,6 +12,7 @@ pub mod topology;
 pub mod units;
 mod validate;
 
+pub use backend::{Backend, Progress};
 pub use error::{ScenarioError, ScenarioErrors};
 pub use load::{LoadOptions, load_file, load_str};
 pub use model::Scenario;

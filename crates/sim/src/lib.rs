@@ -36,6 +36,24 @@ pub fn algorithms() -> Vec<String> {
     mptcp_cc::ALGORITHMS.iter().map(|s| s.to_string()).collect()
 }
 
+/// The simulator as a backend of `run`.
+pub struct Simulator;
+
+impl scenario::Backend for Simulator {
+    fn name(&self) -> &'static str {
+        "sim"
+    }
+
+    fn run(
+        &mut self,
+        sc: &Scenario,
+        seed: u64,
+        progress: &mut dyn scenario::Progress,
+    ) -> anyhow::Result<RunResult> {
+        Ok(run(sc, seed, |f| progress.fraction(f)))
+    }
+}
+
 /// Runs one variant with one seed. `progress` receives the fraction of simulated time done.
 pub fn run(sc: &Scenario, seed: u64, mut progress: impl FnMut(f64)) -> RunResult {
     let started = Instant::now();

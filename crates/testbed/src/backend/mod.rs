@@ -5,6 +5,9 @@
 
 mod agents;
 mod sampler;
+pub mod session;
+
+pub use session::{KernelBackend, KernelSession};
 
 use crate::emu::{EmuConfig, EmuReport};
 use crate::network::Network;

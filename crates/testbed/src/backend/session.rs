@@ -1,18 +1,20 @@
-//! `run --backend kernel`: what the kernel backend needs from this machine around the runs.
-//! Checks (root, MPTCP, TUN, BPF), removal of a crashed run's leftovers, a private copy of
-//! the eBPF congestion controls the scenario names (registered as `m<pid>lia`, ...; removed
-//! at the end, on error and on Ctrl-C, and by the next run if this one dies), and the
-//! variants this kernel can run.
+//! The kernel backend's session: what it needs from this machine around the runs. Checks
+//! (root, MPTCP, TUN, BPF), removal of a crashed run's leftovers, a private copy of the eBPF
+//! congestion controls the scenarios name (registered as `m<pid>lia`, ...; removed at the
+//! end, on error and on Ctrl-C, and by the next run if this one dies), the variants this
+//! kernel can run, and the `Backend` that runs them.
 
+use super::{KernelOptions, KernelRun};
+use crate::cleanup;
 use anyhow::{Context, Result, bail};
 use mptcp_bpf::{Algorithm, Registry};
 use scenario::Scenario;
+use scenario::results::RunResult;
+use scenario::{Backend, Progress};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use testbed::backend::{KernelOptions, KernelRun};
-use testbed::cleanup;
 
 pub struct KernelSession {
     registry: Registry,
@@ -135,7 +137,83 @@ impl KernelSession {
             interrupted: self.interrupted.clone(),
             sysctls: sysctls.to_vec(),
         };
-        testbed::backend::run(sc, seed, &opts, progress)
+        super::run(sc, seed, &opts, progress)
+    }
+}
+
+/// Real Linux TCP and MPTCP through the emulator, as a backend of `run`.
+pub struct KernelBackend {
+    session: KernelSession,
+    sysctls: Vec<(String, String)>,
+    /// Links to capture, and the folder their captures go to (`pcap/` inside it).
+    pcap_links: Vec<String>,
+    pcap_dir: PathBuf,
+}
+
+impl KernelBackend {
+    /// Starts a session on this machine. `sysctls` are `KEY=VALUE` (net.* only).
+    pub fn start(sysctls: &[String], pcap_links: Vec<String>, pcap_dir: PathBuf) -> Result<Self> {
+        let sysctls = parse_sysctls(sysctls)?;
+        Ok(KernelBackend {
+            session: KernelSession::start()?,
+            sysctls,
+            pcap_links,
+            pcap_dir,
+        })
+    }
+}
+
+impl Backend for KernelBackend {
+    fn name(&self) -> &'static str {
+        "kernel"
+    }
+
+    fn real_time(&self) -> bool {
+        true
+    }
+
+    fn unsupported(&self, sc: &Scenario) -> Option<String> {
+        self.session.unsupported(sc)
+    }
+
+    fn run(&mut self, sc: &Scenario, seed: u64, progress: &mut dyn Progress) -> Result<RunResult> {
+        self.session.prepare(sc)?;
+        let captures = captures(sc, &self.pcap_links, &self.pcap_dir, seed)?;
+        let run = self
+            .session
+            .run(sc, seed, captures, &self.sysctls, |f| progress.fraction(f))?;
+        let e = &run.emulator;
+        let variant = if sc.variant.is_empty() {
+            "default"
+        } else {
+            &sc.variant
+        };
+        progress.note(&format!(
+            "{variant} seed {seed}: emulator {} packets, {:.0} MB, late p50 {} us p99 {} us, woke late {} times ({} ms in all), {} refused by a full device",
+            e.written_pkts,
+            e.written_bytes as f64 / 1e6,
+            e.lateness.quantile_us(0.5).unwrap_or(0),
+            e.lateness.quantile_us(0.99).unwrap_or(0),
+            e.stalls.count,
+            e.stalls.total_ns / 1_000_000,
+            e.device_drops
+        ));
+        let mut result = run.result;
+        for (name, v) in [
+            ("emulator.late_p50_us", e.lateness.quantile_us(0.5)),
+            ("emulator.late_p99_us", e.lateness.quantile_us(0.99)),
+            ("emulator.device_drops", Some(e.device_drops)),
+            ("emulator.late_wakeups", Some(e.stalls.count)),
+            (
+                "emulator.late_wakeup_ms",
+                Some(e.stalls.total_ns / 1_000_000),
+            ),
+        ] {
+            if let Some(v) = v {
+                result.metrics.insert(name.into(), v as f64);
+            }
+        }
+        Ok(result)
     }
 }
 
