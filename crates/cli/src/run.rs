@@ -3,6 +3,7 @@
 use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use report::{summarize, write_results};
+use scenario::metrics::{Entity, Metric, Quantity};
 use scenario::{Backend, LoadOptions, Progress, Scenario, load_file};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -267,19 +268,22 @@ fn print_table(s: &report::Summary) {
         let goodputs: Vec<String> = v
             .metrics
             .iter()
-            .filter(|(k, _)| k.starts_with("group.") && k.ends_with(".goodput_mbps"))
-            .map(|(k, m)| {
-                format!(
-                    "{}={:.2}",
-                    k.trim_start_matches("group.")
-                        .trim_end_matches(".goodput_mbps"),
-                    m.mean
-                )
+            .filter_map(|(k, m)| {
+                let metric = Metric::parse(k)?;
+                if metric.quantity != Quantity::GoodputMbps {
+                    return None;
+                }
+                let who = match metric.entity {
+                    Entity::Group(g) => g,
+                    Entity::GroupSubflow(g, k) => format!("{g}.sf{k}"),
+                    _ => return None,
+                };
+                Some(format!("{who}={:.2}", m.mean))
             })
             .collect();
         let jain = v
             .metrics
-            .get("all.jain")
+            .get(&Metric::new(Entity::All, Quantity::Jain).to_string())
             .map(|m| format!(" jain={:.3}", m.mean))
             .unwrap_or_default();
         println!(

@@ -3,6 +3,7 @@
 
 use crate::{Measured, mbps};
 use scenario::Scenario;
+use scenario::metrics::{Entity, Metric, Quantity};
 use scenario::results::{Series, jain};
 use scenario::spec::{Protocol, TrafficSpec};
 
@@ -104,26 +105,28 @@ impl FlowMeter {
         &mut self,
         sc: &Scenario,
         protocol: Protocol,
-        entity: &str,
+        (group, index): (&str, u32),
         i: usize,
         out: &mut Measured,
     ) {
         let cwnds = std::mem::take(&mut self.cwnd[i]);
         let rtts = std::mem::take(&mut self.rtt_ms[i]);
         for (k, (cwnd, rtt)) in cwnds.into_iter().zip(rtts).enumerate() {
-            let name = match protocol {
-                Protocol::Tcp => entity.to_string(),
-                Protocol::Mptcp => format!("{entity}.sf{k}"),
+            let entity = match protocol {
+                Protocol::Tcp => Entity::Flow(group.into(), index),
+                Protocol::Mptcp => Entity::FlowSubflow(group.into(), index, k),
             };
+            let metric = |q| String::from(Metric::new(entity.clone(), q));
+            let name = entity.to_string();
             let cwnd: Vec<f64> = cwnd.into_iter().map(f64::from).collect();
             if let Some(after) = sc.measure.convergence_after
                 && let Some((at, mean)) = convergence(&self.trace_times, &cwnd, after.secs())
             {
                 out.metrics
-                    .insert(format!("{name}.mean_cwnd_after_pkts"), mean);
-                out.metrics.insert(format!("{name}.converged_at_s"), at);
+                    .insert(metric(Quantity::MeanCwndAfterPkts), mean);
+                out.metrics.insert(metric(Quantity::ConvergedAtS), at);
                 out.metrics
-                    .insert(format!("{name}.convergence_s"), at - after.secs());
+                    .insert(metric(Quantity::ConvergenceS), at - after.secs());
             }
             out.series.push(Series {
                 name: "cwnd_pkts".into(),
@@ -159,15 +162,16 @@ impl FlowMeter {
                     mbps(self.measured_bytes[i], b.saturating_sub(a) as f64 / 1e9)
                 })
                 .collect();
-            let prefix = format!("group.{}", group.name);
+            let entity = Entity::Group(group.name.clone());
+            let metric = |q| String::from(Metric::new(entity.clone(), q));
             let sum: f64 = goodputs.iter().sum();
             let metrics = &mut out.metrics;
-            metrics.insert(format!("{prefix}.goodput_mbps"), sum);
+            metrics.insert(metric(Quantity::GoodputMbps), sum);
             metrics.insert(
-                format!("{prefix}.goodput_mbps_per_flow"),
+                metric(Quantity::GoodputMbpsPerFlow),
                 sum / goodputs.len().max(1) as f64,
             );
-            metrics.insert(format!("{prefix}.jain"), jain(&goodputs));
+            metrics.insert(metric(Quantity::Jain), jain(&goodputs));
             if group.protocol == Protocol::Mptcp {
                 for k in 0..group.subflow_paths.len() {
                     let per_flow: Vec<f64> = members
@@ -178,17 +182,21 @@ impl FlowMeter {
                         })
                         .collect();
                     metrics.insert(
-                        format!("{prefix}.sf{k}.goodput_mbps"),
+                        Metric::new(
+                            Entity::GroupSubflow(group.name.clone(), k),
+                            Quantity::GoodputMbps,
+                        )
+                        .into(),
                         per_flow.iter().sum(),
                     );
                 }
             }
             if let TrafficSpec::File { .. } = group.traffic {
                 let fcts: Vec<f64> = members.iter().filter_map(|&i| fct_s[i]).collect();
-                metrics.insert(format!("{prefix}.completed"), fcts.len() as f64);
+                metrics.insert(metric(Quantity::Completed), fcts.len() as f64);
                 if !fcts.is_empty() {
                     metrics.insert(
-                        format!("{prefix}.fct_s"),
+                        metric(Quantity::FctS),
                         fcts.iter().sum::<f64>() / fcts.len() as f64,
                     );
                 }
@@ -210,38 +218,40 @@ impl FlowMeter {
                 .copied()
                 .fold(f64::INFINITY, f64::min);
             if worst.is_finite() {
-                metrics.insert(format!("{prefix}.min_goodput_mbps"), worst);
+                metrics.insert(metric(Quantity::MinGoodputMbps), worst);
             }
             out.series.push(Series {
                 name: "goodput_mbps".into(),
-                entity: prefix.clone(),
+                entity: entity.to_string(),
                 times_s: bin_times.clone(),
                 values: group_bins,
             });
             if sc.measure.per_flow {
                 for &i in &members {
-                    let entity = format!("flow.{}#{}", group.name, flows[i].index);
+                    let index = flows[i].index;
                     let values = self.bins[i].iter().map(|&b| mbps(b, interval_s)).collect();
                     out.series.push(Series {
                         name: "goodput_mbps".into(),
-                        entity: entity.clone(),
+                        entity: Entity::Flow(group.name.clone(), index).to_string(),
                         times_s: bin_times.clone(),
                         values,
                     });
-                    self.subflow_traces(sc, group.protocol, &entity, i, &mut out);
+                    let flow = (group.name.as_str(), index);
+                    self.subflow_traces(sc, group.protocol, flow, i, &mut out);
                 }
             }
         }
         if !all_bulk.is_empty() {
-            out.metrics.insert("all.jain".into(), jain(&all_bulk));
+            let all = |q| String::from(Metric::new(Entity::All, q));
+            out.metrics.insert(all(Quantity::Jain), jain(&all_bulk));
             out.metrics
-                .insert("all.goodput_mbps".into(), all_bulk.iter().sum());
+                .insert(all(Quantity::GoodputMbps), all_bulk.iter().sum());
         }
         out
     }
 }
 
-/// Seed 000's convergence time: the first instant after `after` at which the window reaches
+/// The convergence time of the Balia draft's responsiveness experiment (Table 2): the first instant after `after` at which the window reaches
 /// its mean over the rest of the run. Returns (that instant, the mean).
 pub fn convergence(times: &[f64], cwnd: &[f64], after: f64) -> Option<(f64, f64)> {
     let rest: Vec<(f64, f64)> = times

@@ -4,6 +4,7 @@
 use crate::Measured;
 use net::{LinkDir, Packet};
 use scenario::Scenario;
+use scenario::metrics::{Entity, LinkSide, Metric, Quantity};
 use scenario::results::Series;
 
 pub struct LinkMeter {
@@ -68,15 +69,12 @@ impl LinkMeter {
                 continue;
             }
             let link = &sc.links[d / 2];
-            let prefix = format!(
-                "link.{}.{}",
-                link.name,
-                if d % 2 == 0 { "ab" } else { "ba" }
-            );
+            let entity = Entity::Link(link.name.clone(), LinkSide::of_dir(d));
+            let metric = |q| String::from(Metric::new(entity.clone(), q));
             self.capacity_changes(self.end, d, l);
             let bits = (l.stats.tx_bytes - self.warm[d].0) as f64 * 8.0;
             out.metrics.insert(
-                format!("{prefix}.utilisation"),
+                metric(Quantity::Utilisation),
                 if self.capacity_bits[d] > 0.0 {
                     bits / self.capacity_bits[d]
                 } else {
@@ -84,11 +82,11 @@ impl LinkMeter {
                 },
             );
             out.metrics.insert(
-                format!("{prefix}.drops"),
+                metric(Quantity::Drops),
                 (l.stats.drops() - self.warm[d].1) as f64,
             );
             out.metrics.insert(
-                format!("{prefix}.mean_queue_pkts"),
+                metric(Quantity::MeanQueuePkts),
                 l.stats.queue_area as f64 / self.end.max(1) as f64,
             );
             let q = std::mem::take(&mut self.queue[d])
@@ -97,7 +95,7 @@ impl LinkMeter {
                 .collect();
             out.series.push(Series {
                 name: "queue_pkts".into(),
-                entity: prefix,
+                entity: entity.to_string(),
                 times_s: self.trace_times.clone(),
                 values: q,
             });

@@ -3,6 +3,7 @@
 //! values and their difference; every ordering, whether it holds in each.
 
 use crate::summary::{Summary, VariantSummary};
+use scenario::metrics::{Diagnostic, Entity, Metric, Quantity};
 use std::fmt::Write;
 
 fn fmt(v: Option<f64>) -> String {
@@ -23,11 +24,22 @@ fn metrics_of(v: &VariantSummary) -> Vec<String> {
         }
     }
     for k in v.metrics.keys() {
-        if k.starts_with("group.") && k.ends_with(".goodput_mbps") && !names.contains(k) {
+        if is_group_goodput(k) && !names.contains(k) {
             names.push(k.clone());
         }
     }
     names
+}
+
+/// `group.<name>.goodput_mbps`: a group's goodput (not a subflow's).
+fn is_group_goodput(name: &str) -> bool {
+    matches!(
+        Metric::parse(name),
+        Some(Metric {
+            entity: Entity::Group(_),
+            quantity: Quantity::GoodputMbps
+        })
+    )
 }
 
 fn value(v: &VariantSummary, name: &str) -> Option<f64> {
@@ -79,18 +91,18 @@ fn kernel_notes(s: &Summary) -> Vec<String> {
             let shown: Vec<String> = v
                 .metrics
                 .iter()
-                .filter(|(k, m)| {
-                    m.mean != 0.0
-                        && (k.as_str() == "kernel.mptcp_fallbacks"
-                            || (k.starts_with("kernel.")
-                                && EXPLAINING.iter().any(|e| k.ends_with(&format!(".{e}")))))
-                })
-                .map(|(k, m)| {
-                    format!(
-                        "`{}` {}",
-                        k.trim_start_matches("kernel."),
-                        fmt(Some(m.mean))
-                    )
+                .filter(|(_, m)| m.mean != 0.0)
+                .filter_map(|(k, m)| {
+                    let shown = match Diagnostic::parse(k)? {
+                        Diagnostic::MptcpFallbacks => "mptcp_fallbacks".to_string(),
+                        Diagnostic::HostCounter { host, counter }
+                            if EXPLAINING.contains(&counter.as_str()) =>
+                        {
+                            format!("{host}.{counter}")
+                        }
+                        _ => return None,
+                    };
+                    Some(format!("`{shown}` {}", fmt(Some(m.mean))))
                 })
                 .collect();
             (!shown.is_empty()).then(|| format!("- {}: {}", v.name, shown.join(", ")))

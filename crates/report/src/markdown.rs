@@ -5,6 +5,7 @@ use crate::plots::{Bar, Line, line_chart, published_bars};
 use crate::store::{read_series, read_summary};
 use crate::summary::{Check, MetricStats, Summary};
 use anyhow::Result;
+use scenario::metrics::{Entity, Metric, Quantity};
 use scenario::results::Series;
 use scenario::spec::PlotSpec;
 use scenario::units::Size;
@@ -111,7 +112,9 @@ fn metrics_section(md: &mut String, s: &Summary) -> Result<()> {
         .variants
         .iter()
         .flat_map(|v| v.metrics.keys())
-        .filter(|k| k.starts_with("group.") || k.starts_with("all."))
+        .filter(|k| {
+            Metric::parse(k).is_some_and(|m| matches!(m.entity, Entity::All | Entity::Group(_)))
+        })
         .collect();
     names.sort();
     names.dedup();
@@ -133,11 +136,13 @@ fn metrics_section(md: &mut String, s: &Summary) -> Result<()> {
         writeln!(md, "| {} | {} |", v.name, cells.join(" | "))?;
     }
     writeln!(md)?;
-    let mut links: Vec<&String> = s
+    let mut links: Vec<Entity> = s
         .variants
         .iter()
         .flat_map(|v| v.metrics.keys())
-        .filter(|k| k.starts_with("link.") && k.ends_with(".utilisation"))
+        .filter_map(|k| Metric::parse(k))
+        .filter(|m| matches!(m.entity, Entity::Link(..)) && m.quantity == Quantity::Utilisation)
+        .map(|m| m.entity)
         .collect();
     links.sort();
     links.dedup();
@@ -152,21 +157,24 @@ fn metrics_section(md: &mut String, s: &Summary) -> Result<()> {
         )?;
         for v in &s.variants {
             for l in &links {
-                let base = l.trim_end_matches(".utilisation");
-                let get = |k: &str| {
+                let get = |q| {
                     v.metrics
-                        .get(&format!("{base}.{k}"))
+                        .get(&Metric::new(l.clone(), q).to_string())
                         .map(fmt_stats)
                         .unwrap_or_default()
                 };
+                let Entity::Link(name, _) = l else {
+                    continue;
+                };
+                let side = l.to_string();
+                let side = side.rsplit('.').next().unwrap_or_default();
                 writeln!(
                     md,
-                    "| {} | `{}` | {} | {} | {} |",
+                    "| {} | `{name}.{side}` | {} | {} | {} |",
                     v.name,
-                    base.trim_start_matches("link."),
-                    get("utilisation"),
-                    get("drops"),
-                    get("mean_queue_pkts")
+                    get(Quantity::Utilisation),
+                    get(Quantity::Drops),
+                    get(Quantity::MeanQueuePkts)
                 )?;
             }
         }

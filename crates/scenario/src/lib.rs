@@ -4,6 +4,7 @@
 pub mod backend;
 pub mod error;
 pub mod load;
+pub mod metrics;
 pub mod model;
 pub mod results;
 pub mod spans;

@@ -53,7 +53,11 @@ impl Network {
         for (node, ns) in &self.hosts.namespaces {
             let host = &self.sc.nodes[*node].name;
             for (k, v) in ns.enter(crate::nstat::read_kept)? {
-                out.insert(format!("kernel.{host}.{k}"), v);
+                let counter = scenario::metrics::Diagnostic::HostCounter {
+                    host: host.clone(),
+                    counter: k.to_string(),
+                };
+                out.insert(counter.into(), v);
             }
         }
         Ok(out)

@@ -280,7 +280,7 @@ pub fn run(
         );
     }
     measured.metrics.insert(
-        "kernel.mptcp_fallbacks".into(),
+        scenario::metrics::Diagnostic::MptcpFallbacks.into(),
         sampled.fallen_back.len() as f64,
     );
     if let Some(counters) = counters {

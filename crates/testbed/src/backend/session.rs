@@ -199,17 +199,15 @@ impl Backend for KernelBackend {
             e.device_drops
         ));
         let mut result = run.result;
-        for (name, v) in [
-            ("emulator.late_p50_us", e.lateness.quantile_us(0.5)),
-            ("emulator.late_p99_us", e.lateness.quantile_us(0.99)),
-            ("emulator.device_drops", Some(e.device_drops)),
-            ("emulator.late_wakeups", Some(e.stalls.count)),
-            (
-                "emulator.late_wakeup_ms",
-                Some(e.stalls.total_ns / 1_000_000),
-            ),
+        for (what, v) in [
+            ("late_p50_us", e.lateness.quantile_us(0.5)),
+            ("late_p99_us", e.lateness.quantile_us(0.99)),
+            ("device_drops", Some(e.device_drops)),
+            ("late_wakeups", Some(e.stalls.count)),
+            ("late_wakeup_ms", Some(e.stalls.total_ns / 1_000_000)),
         ] {
             if let Some(v) = v {
+                let name = scenario::metrics::Diagnostic::Emulator(what.into());
                 result.metrics.insert(name.into(), v as f64);
             }
         }
