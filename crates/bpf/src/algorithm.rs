@@ -1,6 +1,8 @@
-//! The four programs and the names they register under.
+//! The four programs and the names they register under: the algorithms of the registry
+//! (`mptcp_cc::REGISTRY`) that have an eBPF implementation.
 
 use crate::error::{CcError, Result};
+use mptcp_cc::AlgorithmId;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Algorithm {
@@ -18,40 +20,44 @@ impl Algorithm {
         Algorithm::Wvegas,
     ];
 
+    /// The algorithm in the registry.
+    pub fn registry_id(self) -> AlgorithmId {
+        match self {
+            Algorithm::Lia => AlgorithmId::Lia,
+            Algorithm::Olia => AlgorithmId::Olia,
+            Algorithm::Balia => AlgorithmId::Balia,
+            Algorithm::Wvegas => AlgorithmId::Wvegas,
+        }
+    }
+
+    /// The program of a registry algorithm, if it has one.
+    pub fn of(id: AlgorithmId) -> Option<Algorithm> {
+        Algorithm::ALL.into_iter().find(|a| a.registry_id() == id)
+    }
+
     /// The name users know from the out-of-tree kernel, which is also the name of the
     /// struct_ops variable in the object.
     pub fn name(self) -> &'static str {
-        match self {
-            Algorithm::Lia => "lia",
-            Algorithm::Olia => "olia",
-            Algorithm::Balia => "balia",
-            Algorithm::Wvegas => "wvegas",
-        }
+        self.registry_id().name()
     }
 
     /// The id the programs write into the published state (MLAB_ALG_* in mlab_kern.h).
     pub fn id(self) -> u8 {
-        match self {
-            Algorithm::Lia => 1,
-            Algorithm::Olia => 2,
-            Algorithm::Balia => 3,
-            Algorithm::Wvegas => 4,
-        }
+        self.registry_id()
+            .info()
+            .kernel_id
+            .expect("every eBPF algorithm has a kernel id in the registry")
     }
 
     pub fn from_id(id: u8) -> Option<Algorithm> {
-        Algorithm::ALL.into_iter().find(|a| a.id() == id)
+        AlgorithmId::from_kernel_id(id).and_then(Algorithm::of)
     }
 
+    /// By name or alias ("coupled" is what the out-of-tree kernel called LIA).
     pub fn parse(name: &str) -> Result<Algorithm> {
-        match name {
-            // "coupled" is what the out-of-tree kernel called LIA.
-            "lia" | "coupled" => Ok(Algorithm::Lia),
-            "olia" => Ok(Algorithm::Olia),
-            "balia" => Ok(Algorithm::Balia),
-            "wvegas" => Ok(Algorithm::Wvegas),
-            other => Err(CcError::Unknown(other.to_string())),
-        }
+        AlgorithmId::parse(name)
+            .and_then(Algorithm::of)
+            .ok_or_else(|| CcError::Unknown(name.to_string()))
     }
 
     /// `["all"]` or no names means all four; otherwise each name, without repeats.

@@ -12,6 +12,7 @@ pub mod coupled;
 pub mod ewtcp;
 pub mod lia;
 pub mod olia;
+mod registry;
 mod reno;
 pub mod vectors;
 mod view;
@@ -22,6 +23,7 @@ pub use coupled::FullyCoupled;
 pub use ewtcp::Ewtcp;
 pub use lia::Lia;
 pub use olia::Olia;
+pub use registry::{AlgorithmId, AlgorithmInfo, REGISTRY, accepted_names, by_name};
 pub use reno::Reno;
 pub use view::{Coupling, SubflowView};
 pub use wvegas::{Wvegas, WvegasParams, WvegasRound, WvegasState};
@@ -102,33 +104,6 @@ pub trait CongestionControl: Send {
 
     /// Subflow `r` changed state; `snd_una` is its cumulative ACK at that moment.
     fn set_state(&mut self, _r: usize, _state: CaState, _snd_una: u64) {}
-}
-
-/// The names accepted in a scenario's `cc` field, under the names users know from the
-/// out-of-tree Linux MPTCP ("coupled" there is LIA; here it is an alias of `lia`).
-pub const ALGORITHMS: &[&str] = &[
-    "reno",
-    "uncoupled",
-    "ewtcp",
-    "fullycoupled",
-    "lia",
-    "coupled",
-    "olia",
-    "balia",
-    "wvegas",
-];
-
-pub fn by_name(name: &str) -> Option<Box<dyn CongestionControl>> {
-    Some(match name {
-        "reno" | "uncoupled" => Box::new(Reno),
-        "ewtcp" => Box::new(Ewtcp),
-        "fullycoupled" => Box::new(FullyCoupled),
-        "lia" | "coupled" => Box::new(Lia),
-        "olia" => Box::new(Olia::default()),
-        "balia" => Box::new(Balia),
-        "wvegas" => Box::new(Wvegas::default()),
-        _ => return None,
-    })
 }
 
 /// Slow start by the acknowledged packets up to ssthresh, then `increase(views, left)` for

@@ -33,7 +33,10 @@ pub fn flow_slots(sc: &Scenario, seed: u64) -> Vec<net::layout::FlowSlot> {
 
 /// Congestion controls this backend implements.
 pub fn algorithms() -> Vec<String> {
-    mptcp_cc::ALGORITHMS.iter().map(|s| s.to_string()).collect()
+    mptcp_cc::accepted_names()
+        .into_iter()
+        .map(String::from)
+        .collect()
 }
 
 /// The simulator as a backend of `run`.

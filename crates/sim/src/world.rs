@@ -303,7 +303,9 @@ impl<'s> World<'s> {
             rcv_buffer_segs: (buffer / MSS as u64).max(1),
             total_bytes: source.remaining,
         };
-        let cc = mptcp_cc::by_name(&group.cc).expect("validated against mptcp_cc::ALGORITHMS");
+        let cc = mptcp_cc::AlgorithmId::parse(&group.cc)
+            .expect("validated against the algorithm registry")
+            .instantiate();
         let c = ConnId(self.conns.len() as u32);
         self.conns.push(ConnSlot {
             flow: f,
