@@ -12,10 +12,13 @@ pub enum End {
     Server = 1,
 }
 
+/// Kept to 8 bytes (queue entries of 24), since every packet-hop pushes and pops two.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ev {
-    /// A link direction's transmission ends or its pipe delivers.
-    Link(LinkWake),
+    /// A link direction's transmission ends (`LinkWake::TxDone`).
+    LinkTx(u32),
+    /// A link direction's pipe delivers its head (`LinkWake::Arrival`).
+    LinkArrive(u32),
     /// The earliest timer of a connection's endpoint may be due.
     Timeout(ConnId, End),
     /// A flow starts (or starts its next burst).
@@ -34,4 +37,15 @@ pub enum Ev {
     Warmup,
 }
 
+impl From<LinkWake> for Ev {
+    fn from(w: LinkWake) -> Ev {
+        match w {
+            LinkWake::TxDone(d) => Ev::LinkTx(d as u32),
+            LinkWake::Arrival(d) => Ev::LinkArrive(d as u32),
+        }
+    }
+}
+
 pub type EventQueue = net::EventQueue<Ev>;
+
+const _: () = assert!(std::mem::size_of::<Ev>() == 8);

@@ -10,7 +10,7 @@ use crate::packet::{HEADER_BYTES, MSS, Packet};
 use crate::traffic::FlowSource;
 use measure::{FlowMeter, FlowSlot, LinkMeter};
 use net::layout::flow_layout;
-use net::{Fabric, Forwarded, LinkWake, Nanos};
+use net::{Fabric, Forwarded, Nanos};
 use scenario::Scenario;
 use scenario::spec::Protocol;
 
@@ -101,16 +101,16 @@ impl<'s> World<'s> {
 
     fn dispatch(&mut self, ev: Ev) {
         match ev {
-            Ev::Link(LinkWake::TxDone(d)) => {
+            Ev::LinkTx(d) => {
                 let queue = &mut self.queue;
                 self.fabric
-                    .tx_done(d, self.now, &mut |t, w| queue.push(t, Ev::Link(w)));
+                    .tx_done(d as usize, self.now, &mut |t, w| queue.push(t, w.into()));
             }
-            Ev::Link(LinkWake::Arrival(d)) => {
+            Ev::LinkArrive(d) => {
                 let queue = &mut self.queue;
-                let arrived = self
-                    .fabric
-                    .arrive(d, self.now, None, &mut |t, w| queue.push(t, Ev::Link(w)));
+                let arrived = self.fabric.arrive(d as usize, self.now, None, &mut |t, w| {
+                    queue.push(t, w.into())
+                });
                 if let Some((pkt, _)) = arrived {
                     self.forward(pkt);
                 }
@@ -170,7 +170,7 @@ impl<'s> World<'s> {
         self.packet_hops += 1;
         let queue = &mut self.queue;
         self.fabric
-            .enter(self.now, pkt, &mut |t, w| queue.push(t, Ev::Link(w)));
+            .enter(self.now, pkt, &mut |t, w| queue.push(t, w.into()));
     }
 
     /// A packet reached the end of a hop: on to the next, or to its endpoint.
@@ -178,7 +178,7 @@ impl<'s> World<'s> {
         let queue = &mut self.queue;
         match self
             .fabric
-            .forward(self.now, pkt, &mut |t, w| queue.push(t, Ev::Link(w)))
+            .forward(self.now, pkt, &mut |t, w| queue.push(t, w.into()))
         {
             Forwarded::Entered(_) => self.packet_hops += 1,
             Forwarded::Arrived(pkt) => self.deliver(pkt),
