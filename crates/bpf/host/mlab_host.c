@@ -68,6 +68,11 @@ void mlab_host_wvegas_round(const struct mlab_wvegas_round *in, const struct mla
 	mlab_wvegas_round(&round, out);
 }
 
+int mlab_host_is_cwnd_limited(u32 cwnd, u32 ssthresh, int is_cwnd_limited, u32 max_packets_out)
+{
+	return mlab_is_cwnd_limited(cwnd, ssthresh, is_cwnd_limited != 0, max_packets_out);
+}
+
 /* The number type itself, for property tests. */
 void mlab_host_num_op(u32 op, u64 a, s32 ae, u64 b, s32 be, u64 *m, s32 *e)
 {

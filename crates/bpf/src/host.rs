@@ -92,6 +92,25 @@ unsafe extern "C" {
         out: *mut WvegasDecision,
     );
     fn mlab_host_num_op(op: u32, a: u64, ae: i32, b: u64, be: i32, m: *mut u64, e: *mut i32);
+    fn mlab_host_is_cwnd_limited(
+        cwnd: u32,
+        ssthresh: u32,
+        is_cwnd_limited: i32,
+        max_packets_out: u32,
+    ) -> i32;
+}
+
+/// Whether the window may grow (`mlab_is_cwnd_limited`, Linux's `tcp_is_cwnd_limited`).
+pub fn is_cwnd_limited(
+    cwnd: u32,
+    ssthresh: u32,
+    is_cwnd_limited: bool,
+    max_packets_out: u32,
+) -> bool {
+    // SAFETY: plain integers in and out.
+    unsafe {
+        mlab_host_is_cwnd_limited(cwnd, ssthresh, is_cwnd_limited as i32, max_packets_out) != 0
+    }
 }
 
 /// Subflow sets beyond this many are not read by the C code (nor by the kernel walk).

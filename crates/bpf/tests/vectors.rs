@@ -155,3 +155,13 @@ fn wvegas_round_matches_the_reference_on_every_shared_vector() {
         "{boundaries} cases on the drain boundary: the vectors lost their point"
     );
 }
+
+#[test]
+fn the_cwnd_limited_rule_matches_the_reference_on_every_shared_vector() {
+    let file = vectors();
+    assert!(!file.cwnd_limited_cases.is_empty());
+    for (i, c) in file.cwnd_limited_cases.iter().enumerate() {
+        let got = host::is_cwnd_limited(c.cwnd, c.ssthresh, c.is_cwnd_limited, c.max_packets_out);
+        assert_eq!(got, c.expected, "case {i}: {c:?}");
+    }
+}

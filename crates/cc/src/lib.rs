@@ -9,6 +9,7 @@
 
 pub mod balia;
 pub mod coupled;
+mod cwnd_limited;
 pub mod ewtcp;
 pub mod lia;
 pub mod olia;
@@ -20,6 +21,7 @@ pub mod wvegas;
 
 pub use balia::Balia;
 pub use coupled::FullyCoupled;
+pub use cwnd_limited::{CwndUsage, is_cwnd_limited};
 pub use ewtcp::Ewtcp;
 pub use lia::Lia;
 pub use olia::Olia;
@@ -49,23 +51,9 @@ pub struct Ack {
     pub snd_nxt: u64,
     /// RTT measured by this ACK, seconds.
     pub rtt_s: Option<f64>,
-    /// The subflow may grow its window (Linux's tcp_is_cwnd_limited).
+    /// The subflow may grow its window: it is cwnd-limited (`is_cwnd_limited`). When false,
+    /// `cong_avoid` leaves the window as it is.
     pub cwnd_limited: bool,
-}
-
-/// What the sender's last window of transmissions showed (Linux tcp_sock fields).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CwndUsage {
-    pub is_cwnd_limited: bool,
-    pub max_packets_out: u64,
-}
-
-/// Linux's tcp_is_cwnd_limited.
-pub fn is_cwnd_limited(cwnd: f64, ssthresh: f64, usage: CwndUsage) -> bool {
-    if usage.is_cwnd_limited {
-        return true;
-    }
-    cwnd < ssthresh && cwnd < 2.0 * usage.max_packets_out as f64
 }
 
 /// A subflow's window after an algorithm acted.
@@ -86,7 +74,8 @@ pub trait CongestionControl: Send {
     fn ssthresh(&mut self, subflows: &[SubflowView], r: usize) -> f64;
 
     /// An ACK of new data on `r` outside fast recovery. The default is slow start up to
-    /// ssthresh, then `increase` for what is left, as Linux's `tcp_reno_cong_avoid`.
+    /// ssthresh, then `increase` for what is left, as Linux's `tcp_reno_cong_avoid`, and
+    /// nothing at all while the subflow is not cwnd-limited.
     fn cong_avoid(&mut self, subflows: &[SubflowView], r: usize, ack: &Ack) -> Window {
         if !ack.cwnd_limited {
             return Window {

@@ -9,7 +9,7 @@ use crate::wvegas::{WvegasDecision, WvegasParams, WvegasRound, wvegas_round};
 use crate::{SubflowView, balia, coupled, ewtcp, lia, olia};
 use serde::{Deserialize, Serialize};
 
-pub const FORMAT: &str = "mptcp-lab cc vectors 1";
+pub const FORMAT: &str = "mptcp-lab cc vectors 2";
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct VectorFile {
@@ -17,6 +17,18 @@ pub struct VectorFile {
     pub description: String,
     pub window_cases: Vec<WindowCase>,
     pub wvegas_cases: Vec<WvegasCase>,
+    pub cwnd_limited_cases: Vec<CwndLimitedCase>,
+}
+
+/// Whether a window may grow now (Linux's `tcp_is_cwnd_limited()`), for a sender whose last
+/// window of data showed `is_cwnd_limited` and `max_packets_out`.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct CwndLimitedCase {
+    pub cwnd: u32,
+    pub ssthresh: u32,
+    pub is_cwnd_limited: bool,
+    pub max_packets_out: u32,
+    pub expected: bool,
 }
 
 /// One subflow as a kernel sees it.
@@ -260,6 +272,61 @@ fn wvegas_inputs(g: &mut Gen, random: usize) -> Vec<WvegasCase> {
     out
 }
 
+/// The reference answer for one cwnd-limited case.
+pub fn cwnd_limited_answer(c: &CwndLimitedCase) -> bool {
+    crate::is_cwnd_limited(
+        c.cwnd as f64,
+        c.ssthresh as f64,
+        crate::CwndUsage {
+            is_cwnd_limited: c.is_cwnd_limited,
+            max_packets_out: c.max_packets_out as u64,
+        },
+    )
+}
+
+/// The edges first (cwnd at ssthresh, at twice the flight, nothing sent, the largest
+/// values a kernel holds), then random ones.
+fn cwnd_limited_inputs(g: &mut Gen, random: usize) -> Vec<CwndLimitedCase> {
+    let case = |cwnd, ssthresh, is_cwnd_limited, max_packets_out| CwndLimitedCase {
+        cwnd,
+        ssthresh,
+        is_cwnd_limited,
+        max_packets_out,
+        expected: false,
+    };
+    let mut out = Vec::new();
+    for limited in [false, true] {
+        out.extend([
+            case(10, 10, limited, 10),
+            case(10, 11, limited, 5),
+            case(10, 11, limited, 6),
+            case(20, u32::MAX, limited, 10),
+            case(19, u32::MAX, limited, 10),
+            case(1, u32::MAX, limited, 0),
+            case(1, 2, limited, 1),
+            case(u32::MAX - 1, u32::MAX, limited, u32::MAX),
+            case(u32::MAX, u32::MAX, limited, u32::MAX),
+            case(MAX_CWND as u32, 2, limited, MAX_CWND as u32),
+        ]);
+    }
+    for _ in 0..random {
+        let cwnd = g.log_uniform(1, MAX_CWND) as u32;
+        out.push(case(
+            cwnd,
+            match g.below(3) {
+                0 => u32::MAX,
+                _ => g.log_uniform(2, MAX_CWND) as u32,
+            },
+            g.below(3) == 0,
+            g.log_uniform(1, MAX_CWND) as u32 - (g.below(2) as u32),
+        ));
+    }
+    for c in &mut out {
+        c.expected = cwnd_limited_answer(c);
+    }
+    out
+}
+
 /// The vector file, generated from the reference with a fixed seed.
 pub fn generate() -> VectorFile {
     let mut g = Gen(0x6d70_7463_702d_6c61);
@@ -279,10 +346,12 @@ pub fn generate() -> VectorFile {
     VectorFile {
         format: FORMAT.to_string(),
         description: "Reference answers of crates/cc (Rust, f64) for the algorithms of \
-                      ALGORITHMS.md; regenerate with `cargo run -p mptcp-cc --example export-vectors`."
+                      docs/algorithms.md; regenerate with `cargo run -p mptcp-cc --example export-vectors`."
             .to_string(),
         window_cases,
         wvegas_cases: wvegas_inputs(&mut g, 200),
+        // Drawn last, so the earlier sections do not change with it.
+        cwnd_limited_cases: cwnd_limited_inputs(&mut g, 200),
     }
 }
 
@@ -296,10 +365,11 @@ pub fn to_json(file: &VectorFile) -> String {
             .join(",\n")
     }
     format!(
-        "{{\n  \"format\": {},\n  \"description\": {},\n  \"window_cases\": [\n{}\n  ],\n  \"wvegas_cases\": [\n{}\n  ]\n}}\n",
+        "{{\n  \"format\": {},\n  \"description\": {},\n  \"window_cases\": [\n{}\n  ],\n  \"wvegas_cases\": [\n{}\n  ],\n  \"cwnd_limited_cases\": [\n{}\n  ]\n}}\n",
         serde_json::to_string(&file.format).expect("string"),
         serde_json::to_string(&file.description).expect("string"),
         lines(&file.window_cases),
         lines(&file.wvegas_cases),
+        lines(&file.cwnd_limited_cases),
     )
 }

@@ -199,7 +199,16 @@ impl CongestionControl for Wvegas {
         let sf = subflows[r];
         let params = self.params;
         let s = *self.slot(r);
+        // Reno's growth, and slow start within a round, only while cwnd-limited (as the
+        // eBPF version's wvegas_reno); the once-per-round decision below is wVegas's own
+        // and runs whatever the window's use, as in the out-of-tree module.
         let reno = |this: &mut Self| {
+            if !ack.cwnd_limited {
+                return Window {
+                    cwnd: sf.cwnd,
+                    ssthresh: sf.ssthresh,
+                };
+            }
             slow_start_then(subflows, r, ack.acked, |views, left| {
                 this.increase(views, r, left)
             })

@@ -44,6 +44,7 @@ fn every_window_algorithm_is_reno_with_one_subflow() {
                 snd_una: 100,
                 snd_nxt: 120,
                 rtt_s: Some(0.05),
+                cwnd_limited: true,
             };
             let a = alg.cong_avoid(&v, 0, &ack);
             let b = reno.cong_avoid(&v, 0, &ack);
@@ -183,6 +184,7 @@ fn olia_tracks_inter_loss_distances() {
         snd_una: una,
         snd_nxt: una + 10,
         rtt_s: Some(0.1),
+        cwnd_limited: true,
     };
     olia.pkts_acked(0, &ack(100));
     olia.set_state(0, CaState::Recovery, 100);
@@ -297,6 +299,7 @@ fn wvegas_is_reno_outside_open_and_resets_alpha() {
             snd_una: i as u64,
             snd_nxt: 60,
             rtt_s: Some(rtt),
+            cwnd_limited: true,
         };
         w.pkts_acked(0, &ack);
     }
@@ -308,6 +311,7 @@ fn wvegas_is_reno_outside_open_and_resets_alpha() {
             snd_una: 5,
             snd_nxt: 60,
             rtt_s: Some(0.11),
+            cwnd_limited: true,
         },
     );
     let alpha_after_round = w.state(0).unwrap().alpha;
@@ -321,6 +325,7 @@ fn wvegas_is_reno_outside_open_and_resets_alpha() {
             snd_una: 70,
             snd_nxt: 90,
             rtt_s: None,
+            cwnd_limited: true,
         },
     );
     assert!(

@@ -1,6 +1,6 @@
 //! Random connection states: no panic, no NaN, no window below one packet.
 
-use mptcp_cc::{ALGORITHMS, Ack, CaState, SubflowView, by_name};
+use mptcp_cc::{Ack, CaState, SubflowView, accepted_names, by_name};
 use proptest::prelude::*;
 
 fn subflow() -> impl Strategy<Value = SubflowView> {
@@ -32,16 +32,22 @@ proptest! {
         acked in 1u32..64,
         rtts in prop::collection::vec(prop::option::of(1e-5f64..10.0), 1..8),
         progress in 1u64..1_000_000,
+        cwnd_limited in any::<bool>(),
     ) {
         let r = pick.index(subflows.len());
-        for name in ALGORITHMS {
+        for name in accepted_names() {
             let mut cc = by_name(name).unwrap();
             let mut una = 0;
             for rtt in &rtts {
                 una += progress;
-                let ack = Ack { acked: acked as f64, snd_una: una, snd_nxt: una + 100, rtt_s: *rtt };
+                let ack = Ack { acked: acked as f64, snd_una: una, snd_nxt: una + 100, rtt_s: *rtt, cwnd_limited };
                 cc.pkts_acked(r, &ack);
                 let w = cc.cong_avoid(&subflows, r, &ack);
+                // A subflow that is not cwnd-limited never grows (wVegas's once-per-round
+                // decision aside, which is its own).
+                if !cwnd_limited && name != "wvegas" {
+                    prop_assert_eq!((w.cwnd, w.ssthresh), (subflows[r].cwnd.max(1.0), subflows[r].ssthresh), "{}", name);
+                }
                 prop_assert!(w.cwnd.is_finite() && w.cwnd >= 1.0, "{name}: {w:?}");
                 prop_assert!(!w.ssthresh.is_nan(), "{name}: {w:?}");
                 let inc = cc.increase(&subflows, r, acked as f64);

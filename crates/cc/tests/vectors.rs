@@ -1,7 +1,9 @@
 //! The committed vectors are the reference's current answers, and they cover the ranges
 //! the kernel code must handle.
 
-use mptcp_cc::vectors::{FORMAT, VectorFile, generate, to_json, window_answer, wvegas_answer};
+use mptcp_cc::vectors::{
+    FORMAT, VectorFile, cwnd_limited_answer, generate, to_json, window_answer, wvegas_answer,
+};
 
 fn committed() -> (String, VectorFile) {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/vectors.json");
@@ -25,6 +27,23 @@ fn committed_vectors_are_the_references_answers() {
     for (i, c) in file.wvegas_cases.iter().enumerate() {
         assert_eq!(wvegas_answer(c), c.expected, "wvegas case {i}: {c:?}");
     }
+    for (i, c) in file.cwnd_limited_cases.iter().enumerate() {
+        assert_eq!(
+            cwnd_limited_answer(c),
+            c.expected,
+            "cwnd-limited case {i}: {c:?}"
+        );
+    }
+    let answers = |want| {
+        file.cwnd_limited_cases
+            .iter()
+            .filter(|c| c.expected == want)
+            .count()
+    };
+    assert!(
+        answers(true) > 20 && answers(false) > 20,
+        "both answers covered"
+    );
     assert!(
         text == to_json(&generate()),
         "vectors.json is stale: cargo run -p mptcp-cc --example export-vectors > crates/cc/testdata/vectors.json"

@@ -119,14 +119,14 @@ static __always_inline bool mlab_after(u32 a, u32 b)
 	return (s32)(a - b) > 0;
 }
 
-/* TCP's "is the window the limit?", as tcp_is_cwnd_limited. */
+/* TCP's "is the window the limit?" (tcp_is_cwnd_limited), on this socket's fields. */
 static __always_inline bool mlab_cwnd_limited(const struct sock *sk)
 {
 	const struct tcp_sock *tp = mlab_tcp_sk(sk);
 
-	if (tp->snd_cwnd < tp->snd_ssthresh)
-		return tp->snd_cwnd < 2 * tp->max_packets_out;
-	return !!BPF_CORE_READ_BITFIELD(tp, is_cwnd_limited);
+	return mlab_is_cwnd_limited(tp->snd_cwnd, tp->snd_ssthresh,
+				    !!BPF_CORE_READ_BITFIELD(tp, is_cwnd_limited),
+				    tp->max_packets_out);
 }
 
 static __always_inline u32 mlab_inter_loss(const struct mlab_ca *ca)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
- * The arithmetic of mptcp-lab's coupled congestion controls (../shared/design/ALGORITHMS.md),
+ * The arithmetic of mptcp-lab's coupled congestion controls (docs/algorithms.md),
  * shared by the eBPF programs and, in tests, compiled for the host and checked against the
  * Rust reference (crates/cc) on crates/cc/testdata/vectors.json.
  *
@@ -475,6 +475,18 @@ MLAB_FUNC int mlab_wvegas_round(const struct mlab_wvegas_round *in,
 	d->cwnd = cwnd > 0xffffffffull ? 0xffffffffu : (u32)cwnd;
 	d->ssthresh = ssthresh > 0xffffffffull ? 0xffffffffu : (u32)ssthresh;
 	return 1;
+}
+
+/* May the window grow now? Linux's tcp_is_cwnd_limited() (include/net/tcp.h) on the fields
+ * tcp_cwnd_validate() keeps: cwnd-limited in this window of data, or in slow start below
+ * twice the largest flight. Compared in 64 bits, where Linux's u32 product could wrap for
+ * flights beyond 2^31 packets (no kernel holds one). */
+static __always_inline bool mlab_is_cwnd_limited(u32 cwnd, u32 ssthresh, bool is_cwnd_limited,
+						 u32 max_packets_out)
+{
+	if (is_cwnd_limited)
+		return true;
+	return cwnd < ssthresh && (u64)cwnd < 2 * (u64)max_packets_out;
 }
 
 #endif /* MLAB_MATH_H */
