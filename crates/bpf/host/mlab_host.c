@@ -5,7 +5,9 @@
  * logic is in ../src/bpf/mlab_math.h, the very header the BPF objects include.
  */
 #include <string.h>
+#include <stddef.h>
 #include "../src/bpf/mlab_math.h"
+#include "../src/bpf/mlab_info.h"
 
 enum mlab_host_algorithm { MLAB_RENO = 0, MLAB_LIA = 1, MLAB_OLIA = 2, MLAB_BALIA = 3 };
 
@@ -86,4 +88,43 @@ void mlab_host_num_op(u32 op, u64 a, s32 ae, u64 b, s32 be, u64 *m, s32 *e)
 	}
 	*m = mlab_m(z);
 	*e = mlab_e(z);
+}
+
+/* The layout of struct mlab_subflow_info as this compiler lays it out: its size, then each
+ * field's offset in declaration order, for the test of the Rust mirror. */
+u32 mlab_host_info_layout(u32 *out, u32 n)
+{
+	const u32 layout[] = {
+		sizeof(struct mlab_subflow_info),
+		offsetof(struct mlab_subflow_info, updated_ns),
+		offsetof(struct mlab_subflow_info, srtt_us),
+		offsetof(struct mlab_subflow_info, inter_loss),
+		offsetof(struct mlab_subflow_info, alpha_m),
+		offsetof(struct mlab_subflow_info, rate_m),
+		offsetof(struct mlab_subflow_info, inc_q),
+		offsetof(struct mlab_subflow_info, alpha_e),
+		offsetof(struct mlab_subflow_info, rate_e),
+		offsetof(struct mlab_subflow_info, token),
+		offsetof(struct mlab_subflow_info, cwnd),
+		offsetof(struct mlab_subflow_info, ssthresh),
+		offsetof(struct mlab_subflow_info, n_subflows),
+		offsetof(struct mlab_subflow_info, n_coupled),
+		offsetof(struct mlab_subflow_info, sets),
+		offsetof(struct mlab_subflow_info, saddr4),
+		offsetof(struct mlab_subflow_info, daddr4),
+		offsetof(struct mlab_subflow_info, saddr6),
+		offsetof(struct mlab_subflow_info, daddr6),
+		offsetof(struct mlab_subflow_info, sport),
+		offsetof(struct mlab_subflow_info, dport),
+		offsetof(struct mlab_subflow_info, family),
+		offsetof(struct mlab_subflow_info, ca_state),
+		offsetof(struct mlab_subflow_info, algorithm),
+		offsetof(struct mlab_subflow_info, alpha_sign),
+		offsetof(struct mlab_subflow_info, self_index),
+	};
+	u32 i, len = sizeof(layout) / sizeof(layout[0]);
+
+	for (i = 0; i < len && i < n; i++)
+		out[i] = layout[i];
+	return len;
 }

@@ -92,6 +92,7 @@ unsafe extern "C" {
         out: *mut WvegasDecision,
     );
     fn mlab_host_num_op(op: u32, a: u64, ae: i32, b: u64, be: i32, m: *mut u64, e: *mut i32);
+    fn mlab_host_info_layout(out: *mut u32, n: u32) -> u32;
     fn mlab_host_is_cwnd_limited(
         cwnd: u32,
         ssthresh: u32,
@@ -197,5 +198,14 @@ pub fn num_op(op: NumOp, a: (u64, i32), b: (u64, i32)) -> Num {
     let mut out = Num::default();
     // SAFETY: out-pointers to live locals.
     unsafe { mlab_host_num_op(op as u32, a.0, a.1, b.0, b.1, &mut out.m, &mut out.e) };
+    out
+}
+
+/// `sizeof(struct mlab_subflow_info)` and each field's offset, as the C compiler lays it out.
+pub fn info_layout() -> Vec<u32> {
+    let mut out = vec![0u32; 64];
+    // SAFETY: the C code writes at most `n` entries into the buffer it is given.
+    let len = unsafe { mlab_host_info_layout(out.as_mut_ptr(), out.len() as u32) };
+    out.truncate(len as usize);
     out
 }

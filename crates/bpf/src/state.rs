@@ -8,8 +8,89 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+/// `struct mlab_subflow_info` (src/bpf/mlab_info.h), field for field. Its layout is checked
+/// here at compile time and against the C compiler's in a test (`host::info_layout`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RawInfo {
+    pub updated_ns: u64,
+    pub srtt_us: u64,
+    pub inter_loss: u64,
+    /// The algorithm's alpha for this subflow: alpha_m * 2^alpha_e.
+    pub alpha_m: u64,
+    /// x_r in packets per microsecond: rate_m * 2^rate_e.
+    pub rate_m: u64,
+    /// Increase per acknowledged packet, Q40.
+    pub inc_q: i64,
+    pub alpha_e: i32,
+    pub rate_e: i32,
+    pub token: u32,
+    pub cwnd: u32,
+    pub ssthresh: u32,
+    pub n_subflows: u32,
+    pub n_coupled: u32,
+    pub sets: u32,
+    /// IPv4 addresses in network byte order, as the kernel has them.
+    pub saddr4: u32,
+    pub daddr4: u32,
+    pub saddr6: [u8; 16],
+    pub daddr6: [u8; 16],
+    /// Ports in host order.
+    pub sport: u16,
+    pub dport: u16,
+    pub family: u16,
+    pub ca_state: u8,
+    pub algorithm: u8,
+    pub alpha_sign: i32,
+    pub self_index: u32,
+}
+
 /// Size of `struct mlab_subflow_info`; checked against the map's value size.
 pub const INFO_SIZE: usize = 136;
+
+/// The offsets of `RawInfo`'s fields, in declaration order (what the C test compares).
+pub const INFO_OFFSETS: [usize; 25] = [
+    std::mem::offset_of!(RawInfo, updated_ns),
+    std::mem::offset_of!(RawInfo, srtt_us),
+    std::mem::offset_of!(RawInfo, inter_loss),
+    std::mem::offset_of!(RawInfo, alpha_m),
+    std::mem::offset_of!(RawInfo, rate_m),
+    std::mem::offset_of!(RawInfo, inc_q),
+    std::mem::offset_of!(RawInfo, alpha_e),
+    std::mem::offset_of!(RawInfo, rate_e),
+    std::mem::offset_of!(RawInfo, token),
+    std::mem::offset_of!(RawInfo, cwnd),
+    std::mem::offset_of!(RawInfo, ssthresh),
+    std::mem::offset_of!(RawInfo, n_subflows),
+    std::mem::offset_of!(RawInfo, n_coupled),
+    std::mem::offset_of!(RawInfo, sets),
+    std::mem::offset_of!(RawInfo, saddr4),
+    std::mem::offset_of!(RawInfo, daddr4),
+    std::mem::offset_of!(RawInfo, saddr6),
+    std::mem::offset_of!(RawInfo, daddr6),
+    std::mem::offset_of!(RawInfo, sport),
+    std::mem::offset_of!(RawInfo, dport),
+    std::mem::offset_of!(RawInfo, family),
+    std::mem::offset_of!(RawInfo, ca_state),
+    std::mem::offset_of!(RawInfo, algorithm),
+    std::mem::offset_of!(RawInfo, alpha_sign),
+    std::mem::offset_of!(RawInfo, self_index),
+];
+
+// The layout the programs write: no padding the C compiler would place elsewhere.
+const _: () = {
+    assert!(std::mem::size_of::<RawInfo>() == INFO_SIZE);
+    let expected = [
+        0, 8, 16, 24, 32, 40, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 104, 120, 122, 124, 126,
+        127, 128, 132,
+    ];
+    let mut i = 0;
+    while i < expected.len() {
+        assert!(INFO_OFFSETS[i] == expected[i]);
+        i += 1;
+    }
+};
+
 const AF_INET6: u16 = 10;
 /// Q40, the scale of the published increase.
 const INC_ONE: f64 = (1u64 << 40) as f64;
@@ -50,19 +131,6 @@ pub struct Connection {
     pub subflows: Vec<SubflowInfo>,
 }
 
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from_ne_bytes(b[at..at + 8].try_into().expect("8 bytes"))
-}
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_ne_bytes(b[at..at + 4].try_into().expect("4 bytes"))
-}
-fn i32_at(b: &[u8], at: usize) -> i32 {
-    i32::from_ne_bytes(b[at..at + 4].try_into().expect("4 bytes"))
-}
-fn u16_at(b: &[u8], at: usize) -> u16 {
-    u16::from_ne_bytes(b[at..at + 2].try_into().expect("2 bytes"))
-}
-
 fn ca_state_name(s: u8) -> &'static str {
     match s {
         0 => "open",
@@ -83,48 +151,64 @@ fn sets_text(sets: u32, index: u32) -> String {
         .collect()
 }
 
+impl RawInfo {
+    /// The map value's bytes as the struct; None if it is not the struct's size.
+    pub fn from_bytes(b: &[u8]) -> Option<RawInfo> {
+        if b.len() != INFO_SIZE {
+            return None;
+        }
+        // SAFETY: `b` holds exactly size_of::<RawInfo>() bytes, read unaligned; every field
+        // is a plain integer or byte array, for which any bit pattern is a valid value.
+        Some(unsafe { std::ptr::read_unaligned(b.as_ptr().cast::<RawInfo>()) })
+    }
+
+    pub fn to_bytes(&self) -> [u8; INFO_SIZE] {
+        // SAFETY: RawInfo is plain data of exactly INFO_SIZE bytes with no padding (checked
+        // at compile time above), so each of its bytes is initialised.
+        unsafe { std::mem::transmute::<RawInfo, [u8; INFO_SIZE]>(*self) }
+    }
+}
+
 /// Decodes one map value; None if it is not the expected size.
 pub fn decode(b: &[u8]) -> Option<SubflowInfo> {
-    if b.len() != INFO_SIZE {
-        return None;
-    }
-    let mantissa = |m: usize, e: usize| u64_at(b, m) as f64 * 2f64.powi(i32_at(b, e));
-    let family = u16_at(b, 124);
-    let (local, remote) = if family == AF_INET6 {
-        let a: [u8; 16] = b[88..104].try_into().ok()?;
-        let d: [u8; 16] = b[104..120].try_into().ok()?;
-        (IpAddr::V6(Ipv6Addr::from(a)), IpAddr::V6(Ipv6Addr::from(d)))
+    let r = RawInfo::from_bytes(b)?;
+    let mantissa = |m: u64, e: i32| m as f64 * 2f64.powi(e);
+    let (local, remote) = if r.family == AF_INET6 {
+        (
+            IpAddr::V6(Ipv6Addr::from(r.saddr6)),
+            IpAddr::V6(Ipv6Addr::from(r.daddr6)),
+        )
     } else {
         // Stored as the kernel has them: network byte order.
-        let a = u32_at(b, 80).to_ne_bytes();
-        let d = u32_at(b, 84).to_ne_bytes();
-        (IpAddr::V4(Ipv4Addr::from(a)), IpAddr::V4(Ipv4Addr::from(d)))
+        (
+            IpAddr::V4(Ipv4Addr::from(r.saddr4.to_ne_bytes())),
+            IpAddr::V4(Ipv4Addr::from(r.daddr4.to_ne_bytes())),
+        )
     };
     let endpoint = |ip: IpAddr, port: u16| match ip {
         IpAddr::V4(v4) => format!("{v4}:{port}"),
         IpAddr::V6(v6) => format!("[{v6}]:{port}"),
     };
-    let alpha_sign = i32_at(b, 128);
-    let algorithm = Algorithm::from_id(b[127])
+    let algorithm = Algorithm::from_id(r.algorithm)
         .map(Algorithm::name)
         .unwrap_or("?");
     Some(SubflowInfo {
         algorithm,
-        token: u32_at(b, 56),
-        local: endpoint(local, u16_at(b, 120)),
-        remote: endpoint(remote, u16_at(b, 122)),
-        cwnd: u32_at(b, 60),
-        ssthresh: u32_at(b, 64),
-        srtt_us: u64_at(b, 8),
-        ca_state: ca_state_name(b[126]),
-        subflows: u32_at(b, 68),
-        coupled: u32_at(b, 72),
-        alpha: mantissa(24, 48) * if alpha_sign < 0 { -1.0 } else { 1.0 },
-        rate_pps: mantissa(32, 52) * 1e6,
-        increase_per_packet: (u64_at(b, 40) as i64) as f64 / INC_ONE,
-        sets: sets_text(u32_at(b, 76), u32_at(b, 132)),
-        inter_loss_bytes: u64_at(b, 16),
-        updated_ns: u64_at(b, 0),
+        token: r.token,
+        local: endpoint(local, r.sport),
+        remote: endpoint(remote, r.dport),
+        cwnd: r.cwnd,
+        ssthresh: r.ssthresh,
+        srtt_us: r.srtt_us,
+        ca_state: ca_state_name(r.ca_state),
+        subflows: r.n_subflows,
+        coupled: r.n_coupled,
+        alpha: mantissa(r.alpha_m, r.alpha_e) * if r.alpha_sign < 0 { -1.0 } else { 1.0 },
+        rate_pps: mantissa(r.rate_m, r.rate_e) * 1e6,
+        increase_per_packet: r.inc_q as f64 / INC_ONE,
+        sets: sets_text(r.sets, r.self_index),
+        inter_loss_bytes: r.inter_loss,
+        updated_ns: r.updated_ns,
     })
 }
 
@@ -178,4 +262,64 @@ pub fn connections(registry: &Registry) -> Vec<Connection> {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rust_mirror_has_the_c_compilers_layout() {
+        let c = crate::host::info_layout();
+        assert_eq!(c[0] as usize, INFO_SIZE, "sizeof");
+        let offsets: Vec<usize> = c[1..].iter().map(|&o| o as usize).collect();
+        assert_eq!(offsets, INFO_OFFSETS.to_vec());
+    }
+
+    #[test]
+    fn a_published_entry_decodes() {
+        let raw = RawInfo {
+            updated_ns: 7,
+            srtt_us: 25_000,
+            inter_loss: 3000,
+            alpha_m: 3,
+            alpha_e: -1,
+            rate_m: 1,
+            rate_e: -3,
+            inc_q: -(1 << 38),
+            token: 0xdead_beef,
+            cwnd: 12,
+            ssthresh: 6,
+            n_subflows: 2,
+            n_coupled: 2,
+            sets: 0b0101 << 4,
+            saddr4: u32::from_ne_bytes([10, 0, 0, 1]),
+            daddr4: u32::from_ne_bytes([10, 0, 1, 2]),
+            sport: 40000,
+            dport: 5001,
+            family: 2,
+            ca_state: 3,
+            algorithm: Algorithm::Olia.id(),
+            alpha_sign: -1,
+            self_index: 1,
+            ..RawInfo::default()
+        };
+        let bytes = raw.to_bytes();
+        assert_eq!(RawInfo::from_bytes(&bytes), Some(raw));
+        let info = decode(&bytes).expect("right size");
+        assert_eq!(info.algorithm, "olia");
+        assert_eq!(
+            (info.local.as_str(), info.remote.as_str()),
+            ("10.0.0.1:40000", "10.0.1.2:5001")
+        );
+        assert_eq!(
+            (info.cwnd, info.ssthresh, info.ca_state),
+            (12, 6, "recovery")
+        );
+        assert_eq!(info.alpha, -1.5);
+        assert_eq!(info.rate_pps, 125_000.0);
+        assert_eq!(info.increase_per_packet, -0.25);
+        assert_eq!(info.sets, "MC");
+        assert_eq!(decode(&bytes[1..]), None, "a value of another size");
+    }
 }

@@ -18,6 +18,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
 #include "mlab_math.h"
+#include "mlab_info.h"
 
 char _license[] SEC("license") = "Dual MIT/GPL";
 
@@ -60,33 +61,6 @@ _Static_assert(sizeof(struct mlab_ca) <= sizeof(((struct inet_connection_sock *)
 
 /* What `mptcp-lab cc show` prints, one entry per socket using the algorithm (the key is
  * the socket's address). The layout is mirrored in crates/bpf/src/state.rs. */
-struct mlab_subflow_info {
-	u64 updated_ns;
-	u64 srtt_us;
-	u64 inter_loss;
-	u64 alpha_m;      /* the algorithm's alpha for this subflow, alpha_m * 2^alpha_e */
-	u64 rate_m;       /* x_r in packets per microsecond, rate_m * 2^rate_e */
-	s64 inc_q;        /* increase per acknowledged packet, Q40 */
-	s32 alpha_e;
-	s32 rate_e;
-	u32 token;        /* MPTCP connection token; 0 for plain TCP */
-	u32 cwnd;
-	u32 ssthresh;
-	u32 n_subflows;   /* subflows of the connection seen */
-	u32 n_coupled;    /* of which in the coupling */
-	u32 sets;         /* OLIA: this subflow's M, B, C bits */
-	u32 saddr4;
-	u32 daddr4;
-	u8 saddr6[16];
-	u8 daddr6[16];
-	u16 sport;        /* host order */
-	u16 dport;        /* host order */
-	u16 family;
-	u8 ca_state;
-	u8 algorithm;
-	s32 alpha_sign;   /* OLIA's alpha can be negative */
-	u32 self_index;
-};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
