@@ -1,0 +1,100 @@
+//! Cross-reference checks and name resolution: from the file's shape to a runnable model.
+//! Every problem is collected (with its field path) so one run of `check` shows them all.
+//! One module per table of the file, called in the file's order.
+
+mod events;
+mod expect;
+mod flows;
+mod links;
+mod measure;
+mod nodes;
+mod paths;
+
+use crate::error::did_you_mean;
+use crate::model::Scenario;
+use crate::spans::Seg;
+use crate::spec::ScenarioSpec;
+use crate::units::Duration;
+use std::collections::BTreeMap;
+
+/// A problem with its field path; `load` turns the path into a line and column.
+pub struct Problem {
+    pub path: Vec<Seg>,
+    pub message: String,
+}
+
+#[derive(Default)]
+struct Problems(Vec<Problem>);
+
+impl Problems {
+    fn push(&mut self, path: Vec<Seg>, message: impl Into<String>) {
+        self.0.push(Problem {
+            path,
+            message: message.into(),
+        });
+    }
+}
+
+fn key(k: &str) -> Seg {
+    Seg::Key(k.to_string())
+}
+fn at(table: &str, i: usize, field: &str) -> Vec<Seg> {
+    vec![key(table), Seg::Index(i), key(field)]
+}
+
+fn unknown(what: &str, name: &str, known: &[&str]) -> String {
+    let mut m = format!("unknown {what} `{name}`");
+    match did_you_mean(name, known.iter().copied()) {
+        Some(s) => m.push_str(&format!("; did you mean `{s}`?")),
+        None if known.is_empty() => m.push_str(&format!(" (the scenario defines no {what})")),
+        None => m.push_str(&format!("; expected one of: {}", known.join(", "))),
+    }
+    m
+}
+
+pub struct Context<'a> {
+    pub variant: String,
+    pub params: BTreeMap<String, toml::Value>,
+    pub known_cc: &'a [&'a str],
+    pub file: std::path::PathBuf,
+}
+
+pub fn validate(spec: ScenarioSpec, cx: Context<'_>) -> Result<Scenario, Vec<Problem>> {
+    let mut p = Problems::default();
+    if spec.scenario.duration == Duration::ZERO {
+        p.push(
+            vec![key("scenario"), key("duration")],
+            "the duration must be greater than zero",
+        );
+    }
+    let duration = spec.scenario.duration;
+    let mut nodes = nodes::check(&spec.nodes, &mut p);
+    let links = links::check(&spec.links, &mut nodes, &mut p);
+    let flows = flows::check(&spec.flows, &nodes, &links, duration, cx.known_cc, &mut p);
+    let events = events::check(&spec.events, &links, duration, &mut p);
+    measure::check(&spec.measure, duration, &mut p);
+    expect::check_plots(&spec.plots, &cx.params, &mut p);
+    expect::check_orders(&spec.orders, &cx.params, &mut p);
+    expect::check_expects(&spec.expects, &cx.params, &mut p);
+    if !p.0.is_empty() {
+        return Err(p.0);
+    }
+    Ok(Scenario {
+        file: cx.file,
+        name: spec.scenario.name,
+        description: spec.scenario.description,
+        source: spec.scenario.source,
+        variant: cx.variant,
+        params: cx.params,
+        duration,
+        seed: spec.scenario.seed,
+        nodes: nodes.list,
+        links: links.list,
+        flows,
+        events,
+        measure: spec.measure,
+        expects: spec.expects,
+        plots: spec.plots,
+        orders: spec.orders,
+    })
+}

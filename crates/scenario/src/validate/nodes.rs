@@ -1,0 +1,53 @@
+//! `[[node]]`: names and kinds.
+
+use super::{Problems, at, key};
+use crate::model::{Node, NodeId};
+use crate::spec::NodeSpec;
+use std::collections::HashMap;
+
+/// The nodes, and where each name points.
+pub struct Nodes<'s> {
+    pub list: Vec<Node>,
+    pub index: HashMap<String, NodeId>,
+    /// Every name as written, for did-you-mean suggestions.
+    pub names: Vec<&'s str>,
+}
+
+pub fn check<'s>(specs: &'s [NodeSpec], p: &mut Problems) -> Nodes<'s> {
+    let mut list: Vec<Node> = Vec::new();
+    let mut index: HashMap<String, NodeId> = HashMap::new();
+    if specs.is_empty() {
+        p.push(
+            vec![key("node")],
+            "the scenario has no nodes: add [[node]] tables with a name and a kind",
+        );
+    }
+    for (i, n) in specs.iter().enumerate() {
+        if n.name.is_empty() || n.name.contains([':', ' ', ',', '/']) {
+            p.push(
+                at("node", i, "name"),
+                format!(
+                    "`{}` is not a valid node name: expected letters, digits, `-`, `_` or `.`",
+                    n.name
+                ),
+            );
+        }
+        if index.insert(n.name.clone(), list.len()).is_some() {
+            p.push(
+                at("node", i, "name"),
+                format!("duplicate node name `{}`", n.name),
+            );
+            continue;
+        }
+        list.push(Node {
+            name: n.name.clone(),
+            kind: n.kind,
+            interfaces: Vec::new(),
+        });
+    }
+    Nodes {
+        list,
+        index,
+        names: specs.iter().map(|n| n.name.as_str()).collect(),
+    }
+}
