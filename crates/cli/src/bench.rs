@@ -73,7 +73,6 @@ fn peak_rss_mb() -> f64 {
 
 fn measure_here(flows: u32, seconds: f64) -> Result<serde_json::Value> {
     let opts = LoadOptions {
-        known_cc: sim::algorithms(),
         overrides: Vec::new(),
     };
     let sc = load_str(&dumbbell(flows, seconds), Path::new("<bench>"), &opts)?.remove(0);

@@ -40,7 +40,6 @@ fn chain(hops: usize, rate: &str) -> Result<Scenario> {
     }
     toml += "[[flow]]\nname = \"bulk\"\nfrom = \"a\"\nto = \"b\"\n";
     let opts = LoadOptions {
-        known_cc: sim::algorithms(),
         overrides: Vec::new(),
     };
     Ok(load_str(&toml, "emu-bench.toml".as_ref(), &opts)?.remove(0))

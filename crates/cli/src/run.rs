@@ -16,10 +16,7 @@ pub fn load_options(set: &[String]) -> Result<LoadOptions> {
         };
         overrides.push((k.trim().to_string(), v.trim().to_string()));
     }
-    Ok(LoadOptions {
-        known_cc: sim::algorithms(),
-        overrides,
-    })
+    Ok(LoadOptions { overrides })
 }
 
 fn load(path: &Path, set: &[String]) -> Result<Vec<Scenario>> {

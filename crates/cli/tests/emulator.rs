@@ -11,7 +11,6 @@ use testbed::network::Network;
 
 fn scenario(toml: &str) -> Scenario {
     let opts = LoadOptions {
-        known_cc: sim::algorithms(),
         overrides: Vec::new(),
     };
     load_str(toml, "test.toml".as_ref(), &opts)

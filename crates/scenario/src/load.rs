@@ -12,8 +12,6 @@ use toml::Value;
 
 #[derive(Clone, Debug, Default)]
 pub struct LoadOptions {
-    /// Congestion-control names the backend implements.
-    pub known_cc: Vec<String>,
     /// `--set KEY=VALUE`: fixes a parameter (and removes it from the variant matrix).
     pub overrides: Vec<(String, String)>,
 }
@@ -151,11 +149,9 @@ pub fn load_str(
                 continue;
             }
         };
-        let known_cc: Vec<&str> = opts.known_cc.iter().map(String::as_str).collect();
         let cx = Context {
             variant: name.join(","),
             params: vparams,
-            known_cc: &known_cc,
             file: file.to_path_buf(),
         };
         match validate(spec, cx) {

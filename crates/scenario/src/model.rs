@@ -93,7 +93,7 @@ pub struct FlowGroup {
     pub name: String,
     pub count: u32,
     pub protocol: Protocol,
-    pub cc: String,
+    pub cc: mptcp_cc::AlgorithmId,
     pub src: NodeId,
     pub dst: NodeId,
     /// Candidate paths, one per usable source interface, best first. TCP uses the first;

@@ -46,7 +46,6 @@ action = "down"
 
 fn opts() -> LoadOptions {
     LoadOptions {
-        known_cc: vec!["reno".into(), "lia".into()],
         overrides: Vec::new(),
     }
 }
@@ -298,13 +297,13 @@ fn parameters_and_variants() {
     let v = load_str(&text, Path::new("v.toml"), &opts()).unwrap();
     assert_eq!(v.len(), 2);
     assert_eq!(v[0].variant, "cc=reno");
-    assert_eq!(v[1].flows[0].cc, "lia");
+    assert_eq!(v[1].flows[0].cc.name(), "lia");
     assert_eq!(v[0].links[1].dirs[0].rate.mbps(), 5.0);
 
     let mut o = opts();
     o.overrides = vec![("cc".into(), "lia".into())];
     let v = load_str(&text, Path::new("v.toml"), &o).unwrap();
-    assert_eq!((v.len(), v[0].flows[0].cc.as_str()), (1, "lia"));
+    assert_eq!((v.len(), v[0].flows[0].cc.name()), (1, "lia"));
 
     o.overrides = vec![("cx".into(), "lia".into())];
     let e = load_str(&text, Path::new("v.toml"), &o).unwrap_err();

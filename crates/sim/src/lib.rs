@@ -31,14 +31,6 @@ pub fn flow_slots(sc: &Scenario, seed: u64) -> Vec<net::layout::FlowSlot> {
     net::layout::flow_slots(sc, seed)
 }
 
-/// Congestion controls this backend implements.
-pub fn algorithms() -> Vec<String> {
-    mptcp_cc::accepted_names()
-        .into_iter()
-        .map(String::from)
-        .collect()
-}
-
 /// The simulator as a backend of `run`.
 pub struct Simulator;
 

@@ -303,9 +303,7 @@ impl<'s> World<'s> {
             rcv_buffer_segs: (buffer / MSS as u64).max(1),
             total_bytes: source.remaining,
         };
-        let cc = mptcp_cc::AlgorithmId::parse(&group.cc)
-            .expect("validated against the algorithm registry")
-            .instantiate();
+        let cc = group.cc.instantiate();
         let c = ConnId(self.conns.len() as u32);
         self.conns.push(ConnSlot {
             flow: f,

@@ -14,7 +14,6 @@ fn scenario_path(name: &str) -> PathBuf {
 
 fn variants(name: &str) -> Vec<Scenario> {
     let opts = LoadOptions {
-        known_cc: sim::algorithms(),
         overrides: Vec::new(),
     };
     load_file(&scenario_path(name), &opts).unwrap_or_else(|e| panic!("{e}"))
@@ -112,7 +111,6 @@ fn every_shipped_scenario_validates() {
     let files = scenario::load::scenario_files(&dir).unwrap();
     assert!(!files.is_empty());
     let opts = LoadOptions {
-        known_cc: sim::algorithms(),
         overrides: Vec::new(),
     };
     for f in files {

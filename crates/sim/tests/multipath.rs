@@ -12,7 +12,6 @@ fn variants(name: &str) -> Vec<Scenario> {
         .join("../../scenarios")
         .join(name);
     let opts = LoadOptions {
-        known_cc: sim::algorithms(),
         overrides: Vec::new(),
     };
     load_file(&path, &opts).unwrap_or_else(|e| panic!("{e}"))
@@ -93,11 +92,11 @@ fn a_one_subflow_mptcp_connection_is_tcp() {
     let sc = &variants("rfc6356-no-harm.toml")[0];
     let mut one = sc.clone();
     one.flows[0].protocol = scenario::spec::Protocol::Mptcp;
-    one.flows[0].cc = "lia".into();
+    one.flows[0].cc = mptcp_cc::AlgorithmId::Lia;
     one.flows[0].subflow_paths.truncate(1);
     let mut tcp = sc.clone();
     tcp.flows[0].protocol = scenario::spec::Protocol::Tcp;
-    tcp.flows[0].cc = "reno".into();
+    tcp.flows[0].cc = mptcp_cc::AlgorithmId::Reno;
     tcp.flows[0].subflow_paths.truncate(1);
     let a = sim::run(&one, 7, |_| {}).metrics;
     let b = sim::run(&tcp, 7, |_| {}).metrics;

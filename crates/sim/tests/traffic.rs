@@ -5,7 +5,6 @@ use std::path::Path;
 
 fn one(text: &str) -> Scenario {
     let opts = LoadOptions {
-        known_cc: sim::algorithms(),
         overrides: Vec::new(),
     };
     load_str(text, Path::new("inline.toml"), &opts)

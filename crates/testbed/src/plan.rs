@@ -258,7 +258,6 @@ to = "server"
     #[test]
     fn a_path_is_chosen_by_its_source_interface_whatever_address_of_the_host_it_is_for() {
         let opts = LoadOptions {
-            known_cc: vec!["lia".into()],
             overrides: Vec::new(),
         };
         let sc = load_str(TWO_ACCESS, "t.toml".as_ref(), &opts)

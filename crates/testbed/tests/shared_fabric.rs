@@ -56,7 +56,6 @@ warmup = "1s"
 
 fn scenario() -> scenario::Scenario {
     let opts = LoadOptions {
-        known_cc: sim::algorithms(),
         overrides: Vec::new(),
     };
     let mut v = load_str(SCENARIO, "shared-fabric.toml".as_ref(), &opts).expect("valid");

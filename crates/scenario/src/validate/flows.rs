@@ -10,6 +10,7 @@ use crate::spans::Seg;
 use crate::spec::{FlowSpec, NodeKind, SchedulerKind, TrafficSpec};
 use crate::topology::Graph;
 use crate::units::{BufferSize, Duration, Size};
+use mptcp_cc::AlgorithmId;
 use std::collections::HashSet;
 
 pub fn check(
@@ -17,14 +18,13 @@ pub fn check(
     nodes: &Nodes<'_>,
     links: &Links,
     duration: Duration,
-    known_cc: &[&str],
     p: &mut Problems,
 ) -> Vec<FlowGroup> {
     let graph = Graph::new(&nodes.list, &links.list);
     let mut flows = Vec::new();
     let mut names: HashSet<&str> = HashSet::new();
     for (i, f) in specs.iter().enumerate() {
-        check_fields(i, f, &mut names, duration, known_cc, p);
+        let cc = check_fields(i, f, &mut names, duration, p);
         let src = endpoint(i, "from", &f.from, nodes, p);
         let dst = endpoint(i, "to", &f.to, nodes, p);
         let via = via(i, f, nodes, p);
@@ -51,6 +51,9 @@ pub fn check(
         let Some(subflow_paths) = subflow_paths(f, &paths, i, p) else {
             continue;
         };
+        let Some(cc) = cc else {
+            continue;
+        };
         let rcv_buffer = f
             .rcv_buffer
             .map(|b| rcv_buffer(b, &subflow_paths, &links.list));
@@ -58,7 +61,7 @@ pub fn check(
             name: f.name.clone(),
             count: f.count,
             protocol: f.protocol,
-            cc: f.cc.clone(),
+            cc,
             src,
             dst,
             paths,
@@ -85,15 +88,15 @@ pub fn check(
     flows
 }
 
-/// The group's own fields: name, count, algorithm, times, traffic, sizes.
+/// The group's own fields: name, count, algorithm, times, traffic, sizes. Returns the
+/// algorithm, if its name is known.
 fn check_fields<'s>(
     i: usize,
     f: &'s FlowSpec,
     names: &mut HashSet<&'s str>,
     duration: Duration,
-    known_cc: &[&str],
     p: &mut Problems,
-) {
+) -> Option<AlgorithmId> {
     if f.name.is_empty() || f.name.contains(['.', ' ', ',', '/', '#']) {
         p.push(at("flow", i, "name"), format!("`{}` is not a valid flow name: it is used in metric names, so no `.`, `#`, `/`, `,` or spaces", f.name));
     }
@@ -103,10 +106,11 @@ fn check_fields<'s>(
     if f.count == 0 {
         p.push(at("flow", i, "count"), "count must be at least 1");
     }
-    if !known_cc.contains(&f.cc.as_str()) {
+    let cc = AlgorithmId::parse(&f.cc);
+    if cc.is_none() {
         p.push(
             at("flow", i, "cc"),
-            unknown("congestion control", &f.cc, known_cc),
+            unknown("congestion control", &f.cc, &mptcp_cc::accepted_names()),
         );
     }
     let stop = f.stop.unwrap_or(duration);
@@ -153,6 +157,7 @@ fn check_fields<'s>(
             );
         }
     }
+    cc
 }
 
 /// A flow's `from` or `to`: a host, and the direction leaving it through a given interface.

@@ -52,14 +52,13 @@ fn unknown(what: &str, name: &str, known: &[&str]) -> String {
     m
 }
 
-pub struct Context<'a> {
+pub struct Context {
     pub variant: String,
     pub params: BTreeMap<String, toml::Value>,
-    pub known_cc: &'a [&'a str],
     pub file: std::path::PathBuf,
 }
 
-pub fn validate(spec: ScenarioSpec, cx: Context<'_>) -> Result<Scenario, Vec<Problem>> {
+pub fn validate(spec: ScenarioSpec, cx: Context) -> Result<Scenario, Vec<Problem>> {
     let mut p = Problems::default();
     if spec.scenario.duration == Duration::ZERO {
         p.push(
@@ -70,7 +69,7 @@ pub fn validate(spec: ScenarioSpec, cx: Context<'_>) -> Result<Scenario, Vec<Pro
     let duration = spec.scenario.duration;
     let mut nodes = nodes::check(&spec.nodes, &mut p);
     let links = links::check(&spec.links, &mut nodes, &mut p);
-    let flows = flows::check(&spec.flows, &nodes, &links, duration, cx.known_cc, &mut p);
+    let flows = flows::check(&spec.flows, &nodes, &links, duration, &mut p);
     let events = events::check(&spec.events, &links, duration, &mut p);
     measure::check(&spec.measure, duration, &mut p);
     expect::check_plots(&spec.plots, &cx.params, &mut p);

@@ -28,8 +28,8 @@ use std::time::Instant;
 const BASE_PORT: u16 = 5001;
 
 pub struct KernelOptions {
-    /// Scenario congestion-control name -> the name registered with the kernel.
-    pub cc_names: BTreeMap<String, String>,
+    /// Scenario congestion control -> the name registered with the kernel.
+    pub cc_names: BTreeMap<mptcp_cc::AlgorithmId, String>,
     /// Links to capture, and where.
     pub captures: Vec<(usize, PathBuf)>,
     /// Set on Ctrl-C: the run stops and cleans up.
@@ -91,7 +91,7 @@ fn flow_plans(
             .cc_names
             .get(&group.cc)
             .cloned()
-            .unwrap_or_else(|| group.cc.clone());
+            .unwrap_or_else(|| group.cc.to_string());
         plans.push(FlowPlan {
             slot,
             to: SocketAddr::new(dst.into(), BASE_PORT + i as u16),

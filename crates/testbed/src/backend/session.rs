@@ -8,6 +8,7 @@ use super::{KernelOptions, KernelRun};
 use crate::cleanup;
 use anyhow::{Context, Result, bail};
 use mptcp_bpf::{Algorithm, Registry};
+use mptcp_cc::AlgorithmId;
 use scenario::Scenario;
 use scenario::results::RunResult;
 use scenario::{Backend, Progress};
@@ -19,7 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub struct KernelSession {
     registry: Registry,
     installed: Vec<Algorithm>,
-    pub cc_names: BTreeMap<String, String>,
+    pub cc_names: BTreeMap<AlgorithmId, String>,
     pub interrupted: Arc<AtomicBool>,
     /// Our struct_ops maps the kernel held before this session (not ours to answer for).
     baseline: Vec<u32>,
@@ -81,7 +82,7 @@ impl KernelSession {
         let missing: Vec<&str> = sc
             .flows
             .iter()
-            .map(|f| f.cc.as_str())
+            .map(|f| f.cc.name())
             .filter(|cc| Algorithm::parse(cc).is_err() && !kernel.iter().any(|k| k == cc))
             .collect();
         (!missing.is_empty()).then(|| {
@@ -96,7 +97,7 @@ impl KernelSession {
     pub fn prepare(&mut self, sc: &Scenario) -> Result<()> {
         let first = self.installed.is_empty();
         for f in &sc.flows {
-            let Ok(a) = Algorithm::parse(&f.cc) else {
+            let Some(a) = Algorithm::of(f.cc) else {
                 continue;
             };
             if !self.installed.contains(&a) {
@@ -104,8 +105,7 @@ impl KernelSession {
                     .install(a)
                     .with_context(|| format!("installing {}", a.name()))?;
                 self.installed.push(a);
-                self.cc_names
-                    .insert(a.name().to_string(), self.registry.name_of(a));
+                self.cc_names.insert(f.cc, self.registry.name_of(a));
             }
         }
         if first && !self.installed.is_empty() {
