@@ -26,6 +26,11 @@ pub struct FlowMeter {
     rtt_ms: Vec<Vec<Vec<f32>>>,
 }
 
+/// Subflows per connection of group `g`.
+fn subflows(sc: &Scenario, g: usize) -> usize {
+    net::paths::subflow_routes(&sc.flows[g]).len()
+}
+
 impl FlowMeter {
     pub fn new(sc: &Scenario, flows: &[FlowSlot]) -> Self {
         let interval = sc.measure.interval.nanos();
@@ -46,7 +51,7 @@ impl FlowMeter {
         let per_subflow = || -> Vec<Vec<Vec<f32>>> {
             flows
                 .iter()
-                .map(|f| vec![Vec::new(); sc.flows[f.group].subflow_paths.len()])
+                .map(|f| vec![Vec::new(); subflows(sc, f.group)])
                 .collect()
         };
         FlowMeter {
@@ -57,7 +62,7 @@ impl FlowMeter {
             measured_bytes: vec![0; flows.len()],
             subflow_bytes: flows
                 .iter()
-                .map(|f| vec![0; sc.flows[f.group].subflow_paths.len()])
+                .map(|f| vec![0; subflows(sc, f.group)])
                 .collect(),
             windows,
             trace_times: Vec::new(),
@@ -173,7 +178,7 @@ impl FlowMeter {
             );
             metrics.insert(metric(Quantity::Jain), jain(&goodputs));
             if group.protocol == Protocol::Mptcp {
-                for k in 0..group.subflow_paths.len() {
+                for k in 0..subflows(sc, g) {
                     let per_flow: Vec<f64> = members
                         .iter()
                         .map(|&i| {

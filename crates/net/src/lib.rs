@@ -11,6 +11,7 @@ mod aqm;
 pub mod fabric;
 pub mod layout;
 mod link;
+pub mod paths;
 pub mod queue;
 pub mod seeds;
 

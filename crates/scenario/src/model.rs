@@ -2,10 +2,10 @@
 //! to an index. Backends consume this, never the raw file.
 
 use crate::spec::{
-    ExpectSpec, MeasureSpec, NodeKind, OrderSpec, PlotSpec, Protocol, QueueSpec, SchedulerKind,
-    TrafficSpec,
+    ExpectSpec, MeasureSpec, NodeKind, OrderSpec, PathManager, PlotSpec, Protocol, QueueSpec,
+    SchedulerKind, TrafficSpec,
 };
-use crate::units::{Duration, Probability, Rate, Size};
+use crate::units::{BufferSize, Duration, Probability, Rate, Size};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -96,19 +96,23 @@ pub struct FlowGroup {
     pub cc: mptcp_cc::AlgorithmId,
     pub src: NodeId,
     pub dst: NodeId,
-    /// Candidate paths, one per usable source interface, best first. TCP uses the first;
-    /// MPTCP's path manager chooses among them.
+    /// Candidate paths, one per usable source interface, best first. TCP uses the first (a
+    /// reconnecting application the next); MPTCP's path manager chooses among them.
     pub paths: Vec<Route>,
     pub start: Duration,
     pub stagger: Duration,
     pub stop: Duration,
     pub traffic: TrafficSpec,
     pub window_limit: Option<Size>,
-    pub rcv_buffer: Option<Size>,
+    /// As the scenario gives it: a size, or a multiple of the rule (`net::paths::rcv_buffer`
+    /// resolves it from the subflows' routes).
+    pub rcv_buffer: Option<BufferSize>,
     pub delayed_ack: bool,
     pub sack: bool,
-    /// The route of each subflow, as the path manager opens them (TCP: the first path).
-    pub subflow_paths: Vec<Route>,
+    /// MPTCP's path manager and its subflow limit as the scenario configures them; which
+    /// routes the subflows take follows from them (`net::paths::subflow_routes`).
+    pub path_manager: PathManager,
+    pub subflows: Option<u32>,
     pub scheduler: SchedulerKind,
     pub start_jitter: Duration,
     pub reconnect_after: Option<Duration>,

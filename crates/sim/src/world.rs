@@ -277,8 +277,9 @@ impl<'s> World<'s> {
         }
         let group = &self.sc.flows[source.slot.group];
         let routes = match group.protocol {
-            Protocol::Tcp => std::slice::from_ref(&group.paths[source.path % group.paths.len()]),
-            Protocol::Mptcp => &group.subflow_paths[..],
+            // A reconnecting application moves on through the candidate paths.
+            Protocol::Tcp => vec![group.paths[source.path % group.paths.len()].clone()],
+            Protocol::Mptcp => net::paths::subflow_routes(group),
         };
         let paths: Vec<Path> = routes
             .iter()
@@ -287,8 +288,7 @@ impl<'s> World<'s> {
                 rev: self.fabric.routes.intern(&r.reversed().hops),
             })
             .collect();
-        let buffer = group
-            .rcv_buffer
+        let buffer = net::paths::rcv_buffer(group, &self.sc.links)
             .map(|b| b.bytes(MSS as u64))
             .unwrap_or(DEFAULT_RCV_BUFFER);
         let cfg = ConnConfig {

@@ -93,11 +93,11 @@ fn a_one_subflow_mptcp_connection_is_tcp() {
     let mut one = sc.clone();
     one.flows[0].protocol = scenario::spec::Protocol::Mptcp;
     one.flows[0].cc = mptcp_cc::AlgorithmId::Lia;
-    one.flows[0].subflow_paths.truncate(1);
+    one.flows[0].subflows = Some(1);
     let mut tcp = sc.clone();
     tcp.flows[0].protocol = scenario::spec::Protocol::Tcp;
     tcp.flows[0].cc = mptcp_cc::AlgorithmId::Reno;
-    tcp.flows[0].subflow_paths.truncate(1);
+    tcp.flows[0].subflows = Some(1);
     let a = sim::run(&one, 7, |_| {}).metrics;
     let b = sim::run(&tcp, 7, |_| {}).metrics;
     let key = "group.mptcp.goodput_mbps";

@@ -103,7 +103,7 @@ impl Plan {
         // candidate a reconnecting application may move to) come first.
         let mut reverses = Vec::new();
         for f in &sc.flows {
-            for r in f.subflow_paths.iter().chain(&f.paths) {
+            for r in net::paths::subflow_routes(f).iter().chain(&f.paths) {
                 plan.add_route(r.clone(), Wildcard::Destination);
                 reverses.push(r.reversed());
             }

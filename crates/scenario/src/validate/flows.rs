@@ -3,11 +3,11 @@
 
 use super::links::Links;
 use super::nodes::Nodes;
-use super::paths::{candidate_paths, rcv_buffer, subflow_paths};
+use super::paths::{candidate_paths, check_mptcp_fields};
 use super::{Problems, at, key, unknown};
 use crate::model::{DirId, FlowGroup, NodeId};
 use crate::spans::Seg;
-use crate::spec::{FlowSpec, NodeKind, SchedulerKind, TrafficSpec};
+use crate::spec::{FlowSpec, NodeKind, PathManager, SchedulerKind, TrafficSpec};
 use crate::topology::Graph;
 use crate::units::{BufferSize, Duration, Size};
 use mptcp_cc::AlgorithmId;
@@ -48,15 +48,12 @@ pub fn check(
             p.push(at("flow", i, "to"), format!("`{}` cannot be reached from `{}`{how}: no path of links and routers joins them", f.to, f.from));
             continue;
         }
-        let Some(subflow_paths) = subflow_paths(f, &paths, i, p) else {
+        if !check_mptcp_fields(f, i, p) {
             continue;
-        };
+        }
         let Some(cc) = cc else {
             continue;
         };
-        let rcv_buffer = f
-            .rcv_buffer
-            .map(|b| rcv_buffer(b, &subflow_paths, &links.list));
         flows.push(FlowGroup {
             name: f.name.clone(),
             count: f.count,
@@ -70,10 +67,11 @@ pub fn check(
             stop: f.stop.unwrap_or(duration),
             traffic: f.traffic.clone(),
             window_limit: f.window_limit,
-            rcv_buffer,
+            rcv_buffer: f.rcv_buffer,
             delayed_ack: f.delayed_ack,
             sack: f.sack,
-            subflow_paths,
+            path_manager: f.path_manager.unwrap_or(PathManager::Fullmesh),
+            subflows: f.subflows,
             scheduler: f.scheduler.unwrap_or(SchedulerKind::LowestRtt),
             start_jitter: f.start_jitter,
             reconnect_after: f.reconnect_after,

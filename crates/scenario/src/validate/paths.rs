@@ -1,15 +1,14 @@
-//! A flow group's routes: one candidate path per usable source interface (shortest first),
-//! the subflows MPTCP's path manager opens over them, and the receive buffer rule that
-//! depends on them.
+//! A flow group's candidate routes: one path per usable source interface (shortest first),
+//! and the checks of MPTCP's path-manager fields. Which of the paths the subflows take, and
+//! the receive buffer that follows, the backends derive (`net::paths`).
 
 use super::links::Links;
 use super::nodes::Nodes;
 use super::{Problems, key};
-use crate::model::{DirId, Link, MAX_SUBFLOWS, NodeId, Route, dir_link, dir_reverse};
+use crate::model::{DirId, MAX_SUBFLOWS, NodeId, Route, dir_link, dir_reverse};
 use crate::spans::Seg;
-use crate::spec::{FlowSpec, NodeKind, PathManager, Protocol};
+use crate::spec::{FlowSpec, NodeKind, Protocol};
 use crate::topology::Graph;
-use crate::units::{BufferSize, Size};
 
 /// One path per interface the source may leave by (only the pinned one if given), each the
 /// shortest through `via` to the destination (through its pinned interface if given);
@@ -62,13 +61,9 @@ pub fn candidate_paths(
     paths
 }
 
-/// The route of each subflow the path manager opens, or a located problem.
-pub fn subflow_paths(
-    f: &FlowSpec,
-    paths: &[Route],
-    i: usize,
-    p: &mut Problems,
-) -> Option<Vec<Route>> {
+/// MPTCP's fields on a TCP flow, or a subflow count beyond Linux's limit: located problems.
+/// Returns whether the group may be built.
+pub fn check_mptcp_fields(f: &FlowSpec, i: usize, p: &mut Problems) -> bool {
     let at = |field: &str| vec![key("flow"), Seg::Index(i), key(field)];
     if f.protocol == Protocol::Tcp {
         for (field, set) in [
@@ -80,7 +75,7 @@ pub fn subflow_paths(
                 p.push(at(field), format!("`{field}` applies to MPTCP flows only: set protocol = \"mptcp\" or remove it"));
             }
         }
-        return Some(vec![paths[0].clone()]);
+        return true;
     }
     if let Some(k) = f.subflows
         && !(1..=MAX_SUBFLOWS).contains(&k)
@@ -89,56 +84,7 @@ pub fn subflow_paths(
             at("subflows"),
             format!("expected 1 to {MAX_SUBFLOWS} subflows (the Linux limit), got {k}"),
         );
-        return None;
+        return false;
     }
-    Some(match f.path_manager.unwrap_or(PathManager::Fullmesh) {
-        PathManager::Fullmesh => {
-            let k = f.subflows.unwrap_or(MAX_SUBFLOWS) as usize;
-            paths.iter().take(k).cloned().collect()
-        }
-        PathManager::Ndiffports => {
-            vec![paths[0].clone(); f.subflows.unwrap_or(2) as usize]
-        }
-    })
-}
-
-/// A receive buffer in bytes: as given, or `k` times the rule's.
-pub fn rcv_buffer(b: BufferSize, subflow_paths: &[Route], links: &[Link]) -> Size {
-    match b {
-        BufferSize::Fixed(s) => s,
-        BufferSize::Rule(k) => Size::Bytes(
-            (k * buffer_rule_bytes(subflow_paths, links))
-                .round()
-                .max(1.0) as u64,
-        ),
-    }
-}
-
-/// The receive buffer MPTCP needs so that the slowest path never stalls the others
-/// (Barré, Paasch, Bonaventure, 2011), 2 * RTT_max * sum(BW_i), in bytes: propagation RTT of
-/// the slowest path (both directions) and the narrowest link of each path.
-pub fn buffer_rule_bytes(paths: &[Route], links: &[Link]) -> f64 {
-    let dir = |d: DirId| &links[dir_link(d)].dirs[d % 2];
-    let rtt_max = paths
-        .iter()
-        .map(|r| {
-            r.hops
-                .iter()
-                .chain(&r.reversed().hops)
-                .map(|&d| dir(d).delay.secs())
-                .sum::<f64>()
-        })
-        .fold(0.0, f64::max);
-    let mut distinct: Vec<&Route> = paths.iter().collect();
-    distinct.dedup_by(|a, b| a.hops == b.hops);
-    let bw: f64 = distinct
-        .iter()
-        .map(|r| {
-            r.hops
-                .iter()
-                .map(|&d| dir(d).rate.bps() as f64)
-                .fold(f64::INFINITY, f64::min)
-        })
-        .sum();
-    2.0 * rtt_max * bw / 8.0
+    true
 }

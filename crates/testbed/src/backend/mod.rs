@@ -61,10 +61,8 @@ fn flow_plans(
     let mut plans = Vec::new();
     for (i, LaidOutFlow { slot, rng }) in layout.into_iter().enumerate() {
         let group = &sc.flows[slot.group];
-        let first = group
-            .subflow_paths
-            .first()
-            .context("a flow without a path")?;
+        let subflow_routes = net::paths::subflow_routes(group);
+        let first = subflow_routes.first().context("a flow without a path")?;
         let dst = net
             .plan
             .address_of_route_end(first)
@@ -76,8 +74,7 @@ fn flow_plans(
                 .map(|p| p.addr)
                 .context("a path that leaves from no interface of its host")
         };
-        let sources = group
-            .subflow_paths
+        let sources = subflow_routes
             .iter()
             .map(|r| source_of(&r.hops))
             .collect::<Result<Vec<_>>>()?;
@@ -100,7 +97,7 @@ fn flow_plans(
             cc,
             mptcp: group.protocol == scenario::spec::Protocol::Mptcp,
             traffic: group.traffic.clone(),
-            rcv_buffer: group.rcv_buffer,
+            rcv_buffer: net::paths::rcv_buffer(group, &sc.links),
             reconnect_after: group.reconnect_after.map(|d| d.nanos()),
             rng,
         });
