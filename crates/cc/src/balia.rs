@@ -1,6 +1,6 @@
 use crate::{CongestionControl, Coupling, SubflowView, coupled_increase, reno_ssthresh};
 
-/// Balia (seed 000, draft-walid-mptcp-congestion-control): balances the friendliness of
+/// Balia (draft-walid-mptcp-congestion-control-04): balances the friendliness of
 /// LIA with the responsiveness OLIA lacks.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Balia;

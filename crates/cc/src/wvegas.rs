@@ -94,7 +94,7 @@ fn current_ssthresh(cwnd: f64, ssthresh: f64) -> f64 {
     ssthresh.max(0.75 * cwnd)
 }
 
-/// The end-of-round rules of ALGORITHMS.md.
+/// The end-of-round rules of wVegas (docs/algorithms.md).
 pub fn wvegas_round(p: &WvegasParams, i: &WvegasRound) -> WvegasDecision {
     let mut d = WvegasDecision {
         cwnd: i.cwnd,

@@ -1,4 +1,4 @@
-//! The algorithms against the formulas of ALGORITHMS.md, on hand-computed cases.
+//! The algorithms against the formulas of docs/algorithms.md, on hand-computed cases.
 
 use mptcp_cc::balia::{
     balia_after_loss, balia_increase_per_packet, balia_increase_per_packet_alpha_form,

@@ -195,7 +195,7 @@ fn read_ipv4(name: &str) -> String {
 
 /// Linux 6.18 answers a namespace that asks for a restricted default algorithm with EPERM
 /// and keeps the reference it took: for an eBPF algorithm, a struct_ops map that nothing can
-/// free until reboot (how four `lia` maps leaked while issue 4 was developed). So the
+/// free until reboot (how four `lia` maps leaked while the eBPF algorithms were developed). So the
 /// request must never reach the kernel: refused by name, the namespace's default unchanged;
 /// and defaulting to one of ours and back leaves no struct_ops map held (`finish`).
 #[test]

@@ -231,7 +231,8 @@ pub struct FlowSpec {
     /// Sender window limit (the MATCP experiments use `16pkt`).
     pub window_limit: Option<Size>,
     /// Receive buffer, shared by an MPTCP connection's subflows; bounds the advertised
-    /// window. A size, or a multiple of seed 003's rule 2 * RTT_max * sum(BW_i) (`1rule`).
+    /// window. A size, or a multiple of the rule of Barré, Paasch and Bonaventure (2011),
+    /// 2 * RTT_max * sum(BW_i) (`1rule`).
     pub rcv_buffer: Option<BufferSize>,
     #[serde(default = "yes")]
     pub delayed_ack: bool,
@@ -322,7 +323,7 @@ pub struct MeasureSpec {
     /// Sampling period of the window, RTT and queue traces (default: `interval`).
     pub trace_interval: Option<Duration>,
     /// Convergence metrics: for each subflow, the time after this instant until its window
-    /// first reaches its mean over the rest of the run (seed 000, section 5.2).
+    /// first reaches its mean over the rest of the run (the Balia draft, draft-walid-mptcp-congestion-control-04, section 5.2).
     pub convergence_after: Option<Duration>,
 }
 

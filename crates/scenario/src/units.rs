@@ -266,7 +266,8 @@ string_quantity!(
     "a size such as `4MB`, or a multiple of the buffer rule such as `0.5rule`"
 );
 
-/// A receive buffer: a fixed size, or a multiple of seed 003's rule 2 * RTT_max * sum(BW_i)
+/// A receive buffer: a fixed size, or a multiple of the rule of Barré, Paasch and
+/// Bonaventure (2011), 2 * RTT_max * sum(BW_i)
 /// over the flow's subflow paths (`1rule`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum BufferSize {

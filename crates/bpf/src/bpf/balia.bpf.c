@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
-/* Balia (Peng, Walid, Hwang, Low; seed 000): balanced linked adaptation.
+/* Balia (Peng, Walid, Hwang, Low; draft-walid-mptcp-congestion-control-04): balanced linked adaptation.
  * The rules are in mlab_math.h; this file only wires them to tcp_congestion_ops. */
 #include "mlab_coupled.h"
 

@@ -303,7 +303,7 @@ MLAB_FUNC s64 mlab_olia_increase_q(const struct mlab_set *set)
 	return inc;
 }
 
-/* ---- Balia (seed 000) ----------------------------------------------------------------- */
+/* ---- Balia (draft-walid-mptcp-congestion-control-04) ---------------------------------------------------------------- */
 
 /* alpha_r = M / x_r */
 MLAB_FUNC mlab_num mlab_balia_alpha(const struct mlab_set *set)
