@@ -5,6 +5,7 @@ use crate::Measured;
 use net::{LinkDir, Packet};
 use scenario::Scenario;
 use scenario::metrics::{Entity, LinkSide, Metric, Quantity};
+use scenario::model::DirId;
 use scenario::results::Series;
 
 pub struct LinkMeter {
@@ -49,7 +50,8 @@ impl LinkMeter {
     }
 
     /// Accounts the capacity offered so far, before a link's rate or state changes.
-    pub fn capacity_changes<P: Packet>(&mut self, now: u64, d: usize, link: &LinkDir<P>) {
+    pub fn capacity_changes<P: Packet>(&mut self, now: u64, d: DirId, link: &LinkDir<P>) {
+        let d = d.index();
         if now <= self.warmup {
             return;
         }
@@ -68,10 +70,11 @@ impl LinkMeter {
             if l.stats.arrived_pkts == 0 {
                 continue;
             }
-            let link = &sc.links[d / 2];
-            let entity = Entity::Link(link.name.clone(), LinkSide::of_dir(d));
+            let dir = DirId(d);
+            let link = &sc.links[dir.link()];
+            let entity = Entity::Link(link.name.clone(), LinkSide::of_dir(dir));
             let metric = |q| String::from(Metric::new(entity.clone(), q));
-            self.capacity_changes(self.end, d, l);
+            self.capacity_changes(self.end, dir, l);
             let bits = (l.stats.tx_bytes - self.warm[d].0) as f64 * 8.0;
             out.metrics.insert(
                 metric(Quantity::Utilisation),

@@ -12,7 +12,7 @@ use crate::link::{DropReason, Enqueued, LinkDir, LinkParams};
 use crate::seeds::{Stream, sub_seed};
 use crate::{Nanos, Packet};
 use scenario::Scenario;
-use scenario::model::{DirId, Event, dir_id};
+use scenario::model::{DirId, Event, LinkId};
 use std::collections::HashMap;
 
 /// An index into the route table.
@@ -94,10 +94,10 @@ impl<P: Routed> Fabric<P> {
         let mut links = Vec::with_capacity(sc.links.len() * 2);
         for (l, link) in sc.links.iter().enumerate() {
             for side in [false, true] {
-                let d = dir_id(l, side);
+                let d = LinkId(l).dir(side);
                 links.push(LinkDir::new(
                     LinkParams::from_config(&link.dirs[side as usize]),
-                    sub_seed(seed, Stream::Link, d as u64),
+                    sub_seed(seed, Stream::Link, d.index() as u64),
                 ));
             }
         }
@@ -116,7 +116,7 @@ impl<P: Routed> Fabric<P> {
     ) -> Entered<P> {
         let h = pkt.routing();
         let dir = self.routes.hops(h.route)[h.hop as usize];
-        let dropped = match self.links[dir].enqueue(now, pkt) {
+        let dropped = match self.links[dir.index()].enqueue(now, pkt) {
             Enqueued::Transmitting(done) => {
                 wake(done, LinkWake::TxDone(dir));
                 None
@@ -135,7 +135,7 @@ impl<P: Routed> Fabric<P> {
         now: Nanos,
         wake: &mut impl FnMut(Nanos, LinkWake),
     ) -> Option<P> {
-        let r = self.links[dir].tx_done(now);
+        let r = self.links[dir.index()].tx_done(now);
         if let Some(t) = r.next_tx {
             wake(t, LinkWake::TxDone(dir));
         }
@@ -156,7 +156,7 @@ impl<P: Routed> Fabric<P> {
         batch_until: Option<Nanos>,
         wake: &mut impl FnMut(Nanos, LinkWake),
     ) -> Option<(P, Option<Nanos>)> {
-        let (pkt, next) = self.links[dir].deliver(now)?;
+        let (pkt, next) = self.links[dir.index()].deliver(now)?;
         match next {
             Some(t) if batch_until.is_none_or(|u| t > u) => {
                 wake(t, LinkWake::Arrival(dir));
@@ -193,9 +193,9 @@ impl<P: Routed> Fabric<P> {
         mut before: impl FnMut(DirId, &LinkDir<P>),
         mut lost: impl FnMut(P),
     ) {
-        for d in [dir_id(event.link, false), dir_id(event.link, true)] {
-            before(d, &self.links[d]);
-            self.links[d]
+        for d in [event.link.dir(false), event.link.dir(true)] {
+            before(d, &self.links[d.index()]);
+            self.links[d.index()]
                 .apply(now, &event.kind)
                 .into_iter()
                 .for_each(&mut lost);
@@ -222,7 +222,7 @@ pub enum Forwarded<P> {
 pub fn base_delay<P: Packet>(links: &[LinkDir<P>], hops: &[DirId], bytes: u32) -> Nanos {
     hops.iter()
         .map(|&d| {
-            let p = links[d].params();
+            let p = links[d.index()].params();
             p.delay + crate::tx_time(bytes, p.rate_bps)
         })
         .sum()

@@ -1,7 +1,7 @@
 //! Which routes a connection's subflows take, and the receive buffer that follows from them:
 //! what both backends derive from a flow group the same way, like the flow layout.
 
-use scenario::model::{DirId, FlowGroup, Link, MAX_SUBFLOWS, Route, dir_link};
+use scenario::model::{DirId, FlowGroup, Link, MAX_SUBFLOWS, Route};
 use scenario::spec::{PathManager, Protocol};
 use scenario::units::{BufferSize, Size};
 
@@ -41,7 +41,7 @@ pub fn rcv_buffer(group: &FlowGroup, links: &[Link]) -> Option<Size> {
 /// (Barré, Paasch, Bonaventure, 2011), 2 * RTT_max * sum(BW_i), in bytes: propagation RTT of
 /// the slowest path (both directions) and the narrowest link of each distinct path.
 pub fn buffer_rule_bytes(paths: &[Route], links: &[Link]) -> f64 {
-    let dir = |d: DirId| &links[dir_link(d)].dirs[d % 2];
+    let dir = |d: DirId| links[d.link().index()].dir(d);
     let rtt_max = paths
         .iter()
         .map(|r| {

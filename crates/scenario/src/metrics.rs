@@ -4,6 +4,7 @@
 //! build names here and reports read them back here, so the format lives in one place.
 //! Backend diagnostics (`kernel.<host>.<counter>`, `emulator.<what>`) are names of their own.
 
+use crate::model::DirId;
 use std::fmt;
 
 /// What a metric is about.
@@ -30,11 +31,11 @@ pub enum LinkSide {
 }
 
 impl LinkSide {
-    pub fn of_dir(dir: usize) -> LinkSide {
-        if dir.is_multiple_of(2) {
-            LinkSide::AtoB
-        } else {
+    pub fn of_dir(dir: DirId) -> LinkSide {
+        if dir.is_b_to_a() {
             LinkSide::BtoA
+        } else {
+            LinkSide::AtoB
         }
     }
     fn as_str(self) -> &'static str {

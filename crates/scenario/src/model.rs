@@ -10,20 +10,87 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-pub type NodeId = usize;
-pub type LinkId = usize;
-/// One direction of a link: `2 * link` is a to b, `2 * link + 1` is b to a.
-pub type DirId = usize;
+/// A node (host or router), by its position in `Scenario::nodes`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
+#[serde(transparent)]
+pub struct NodeId(pub usize);
 
-pub fn dir_id(link: LinkId, b_to_a: bool) -> DirId {
-    2 * link + b_to_a as usize
+/// A link, by its position in `Scenario::links`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
+#[serde(transparent)]
+pub struct LinkId(pub usize);
+
+/// One direction of a link: `2 * link` is a to b, `2 * link + 1` is b to a. Also the index of
+/// that direction in every per-direction table (the fabric's links, the meters).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
+#[serde(transparent)]
+pub struct DirId(pub usize);
+
+impl NodeId {
+    pub fn index(self) -> usize {
+        self.0
+    }
 }
-pub fn dir_link(dir: DirId) -> LinkId {
-    dir / 2
+
+impl LinkId {
+    pub fn index(self) -> usize {
+        self.0
+    }
+
+    /// Its direction from `a` to `b`, or back.
+    pub fn dir(self, b_to_a: bool) -> DirId {
+        DirId(2 * self.0 + b_to_a as usize)
+    }
 }
-pub fn dir_reverse(dir: DirId) -> DirId {
-    dir ^ 1
+
+impl DirId {
+    pub fn index(self) -> usize {
+        self.0
+    }
+
+    pub fn link(self) -> LinkId {
+        LinkId(self.0 / 2)
+    }
+
+    /// The same link the other way.
+    pub fn reverse(self) -> DirId {
+        DirId(self.0 ^ 1)
+    }
+
+    pub fn is_b_to_a(self) -> bool {
+        self.0 % 2 == 1
+    }
 }
+
+/// Indexing a per-node, per-link or per-direction table by its typed id.
+macro_rules! index_by {
+    ($id:ty, $item:ty) => {
+        impl std::ops::Index<$id> for [$item] {
+            type Output = $item;
+            fn index(&self, id: $id) -> &$item {
+                &self[id.0]
+            }
+        }
+        impl std::ops::IndexMut<$id> for [$item] {
+            fn index_mut(&mut self, id: $id) -> &mut $item {
+                &mut self[id.0]
+            }
+        }
+        impl std::ops::Index<$id> for Vec<$item> {
+            type Output = $item;
+            fn index(&self, id: $id) -> &$item {
+                &self[id.0]
+            }
+        }
+        impl std::ops::IndexMut<$id> for Vec<$item> {
+            fn index_mut(&mut self, id: $id) -> &mut $item {
+                &mut self[id.0]
+            }
+        }
+    };
+}
+index_by!(NodeId, Node);
+index_by!(LinkId, Link);
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Node {
@@ -58,18 +125,15 @@ pub struct Link {
 
 impl Link {
     pub fn from_node(&self, dir: DirId) -> NodeId {
-        if dir.is_multiple_of(2) {
-            self.a
-        } else {
-            self.b
-        }
+        if dir.is_b_to_a() { self.b } else { self.a }
     }
     pub fn to_node(&self, dir: DirId) -> NodeId {
-        if dir.is_multiple_of(2) {
-            self.b
-        } else {
-            self.a
-        }
+        if dir.is_b_to_a() { self.a } else { self.b }
+    }
+
+    /// The configuration of direction `dir` of this link.
+    pub fn dir(&self, dir: DirId) -> &DirConfig {
+        &self.dirs[dir.is_b_to_a() as usize]
     }
 }
 
@@ -83,7 +147,7 @@ impl Route {
     /// The way back, for ACKs: the same links in the other direction.
     pub fn reversed(&self) -> Route {
         Route {
-            hops: self.hops.iter().rev().map(|&d| dir_reverse(d)).collect(),
+            hops: self.hops.iter().rev().map(|d| d.reverse()).collect(),
         }
     }
 }
@@ -170,7 +234,7 @@ pub struct Scenario {
 
 impl Scenario {
     pub fn dir_name(&self, dir: DirId) -> String {
-        let l = &self.links[dir_link(dir)];
+        let l = &self.links[dir.link()];
         let (from, to) = (l.from_node(dir), l.to_node(dir));
         format!(
             "{}:{}>{}",

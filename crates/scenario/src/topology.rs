@@ -1,6 +1,6 @@
 //! Shortest paths over the scenario's graph. Hosts never forward; routers do.
 
-use crate::model::{DirId, Link, Node, NodeId, Route};
+use crate::model::{DirId, Link, LinkId, Node, NodeId, Route};
 use crate::spec::NodeKind;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -16,8 +16,8 @@ impl<'a> Graph<'a> {
     pub fn new(nodes: &'a [Node], links: &'a [Link]) -> Self {
         let mut out = vec![Vec::new(); nodes.len()];
         for (i, l) in links.iter().enumerate() {
-            out[l.a].push(2 * i);
-            out[l.b].push(2 * i + 1);
+            out[l.a.index()].push(LinkId(i).dir(false));
+            out[l.b.index()].push(LinkId(i).dir(true));
         }
         Graph { nodes, links, out }
     }
@@ -32,10 +32,10 @@ impl<'a> Graph<'a> {
         let mut best: Vec<Option<(u32, u64)>> = vec![None; n];
         let mut prev: Vec<Option<DirId>> = vec![None; n];
         let mut heap = BinaryHeap::new();
-        best[src] = Some((0, 0));
+        best[src.index()] = Some((0, 0));
         heap.push(Reverse((0u32, 0u64, src)));
         while let Some(Reverse((hops, delay, u))) = heap.pop() {
-            if best[u] != Some((hops, delay)) {
+            if best[u.index()] != Some((hops, delay)) {
                 continue;
             }
             if u == dst {
@@ -45,27 +45,27 @@ impl<'a> Graph<'a> {
             if u != src && self.nodes[u].kind == NodeKind::Host {
                 continue;
             }
-            for &d in &self.out[u] {
+            for &d in &self.out[u.index()] {
                 if u == src && first.is_some_and(|f| f != d) {
                     continue;
                 }
-                let l = &self.links[d / 2];
+                let l = &self.links[d.link()];
                 let v = l.to_node(d);
-                let cand = (hops + 1, delay + l.dirs[d % 2].delay.0);
-                if best[v].is_none_or(|b| cand < b) {
-                    best[v] = Some(cand);
-                    prev[v] = Some(d);
+                let cand = (hops + 1, delay + l.dir(d).delay.0);
+                if best[v.index()].is_none_or(|b| cand < b) {
+                    best[v.index()] = Some(cand);
+                    prev[v.index()] = Some(d);
                     heap.push(Reverse((cand.0, cand.1, v)));
                 }
             }
         }
-        best[dst]?;
+        best[dst.index()]?;
         let mut hops = Vec::new();
         let mut at = dst;
         while at != src {
-            let d = prev[at]?;
+            let d = prev[at.index()]?;
             hops.push(d);
-            at = self.links[d / 2].from_node(d);
+            at = self.links[d.link()].from_node(d);
         }
         hops.reverse();
         Some(hops)
@@ -89,7 +89,7 @@ impl<'a> Graph<'a> {
         }
         // A leg may not pass through a host other than the endpoints.
         let interior_host = hops.iter().rev().skip(1).any(|&d| {
-            let v = self.links[d / 2].to_node(d);
+            let v = self.links[d.link()].to_node(d);
             self.nodes[v].kind == NodeKind::Host
         });
         if interior_host || hops.is_empty() {

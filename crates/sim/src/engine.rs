@@ -40,8 +40,8 @@ pub enum Ev {
 impl From<LinkWake> for Ev {
     fn from(w: LinkWake) -> Ev {
         match w {
-            LinkWake::TxDone(d) => Ev::LinkTx(d as u32),
-            LinkWake::Arrival(d) => Ev::LinkArrive(d as u32),
+            LinkWake::TxDone(d) => Ev::LinkTx(d.index() as u32),
+            LinkWake::Arrival(d) => Ev::LinkArrive(d.index() as u32),
         }
     }
 }

@@ -12,6 +12,7 @@ use measure::{FlowMeter, FlowSlot, LinkMeter};
 use net::layout::flow_layout;
 use net::{Fabric, Forwarded, Nanos};
 use scenario::Scenario;
+use scenario::model::DirId;
 use scenario::spec::Protocol;
 
 /// Receive buffer when a flow sets none: Linux's default tcp_rmem maximum (6 MiB).
@@ -104,13 +105,17 @@ impl<'s> World<'s> {
             Ev::LinkTx(d) => {
                 let queue = &mut self.queue;
                 self.fabric
-                    .tx_done(d as usize, self.now, &mut |t, w| queue.push(t, w.into()));
+                    .tx_done(DirId(d as usize), self.now, &mut |t, w| {
+                        queue.push(t, w.into())
+                    });
             }
             Ev::LinkArrive(d) => {
                 let queue = &mut self.queue;
-                let arrived = self.fabric.arrive(d as usize, self.now, None, &mut |t, w| {
-                    queue.push(t, w.into())
-                });
+                let arrived = self
+                    .fabric
+                    .arrive(DirId(d as usize), self.now, None, &mut |t, w| {
+                        queue.push(t, w.into())
+                    });
                 if let Some((pkt, _)) = arrived {
                     self.forward(pkt);
                 }

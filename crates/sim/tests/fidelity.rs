@@ -35,7 +35,7 @@ fn reno_follows_the_mathis_square_root_law() {
         let rtt: f64 = sc.flows[0].paths[0]
             .hops
             .iter()
-            .map(|&d| sc.links[d / 2].dirs[d % 2].delay.secs())
+            .map(|&d| sc.links[d.link()].dir(d).delay.secs())
             .sum::<f64>()
             * 2.0;
         let law_mbps = 1460.0 * 8.0 / rtt * (1.5f64).sqrt() / p.sqrt() / 1e6;

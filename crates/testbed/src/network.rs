@@ -68,11 +68,12 @@ impl Network {
         self.clock
     }
 
-    fn node(&self, host: &str) -> Result<usize> {
+    fn node(&self, host: &str) -> Result<scenario::model::NodeId> {
         self.sc
             .nodes
             .iter()
             .position(|n| n.name == host)
+            .map(scenario::model::NodeId)
             .ok_or_else(|| anyhow!("no host `{host}` in scenario {}", self.sc.name))
     }
 

@@ -4,7 +4,7 @@
 
 use anyhow::{Result, bail};
 use scenario::Scenario;
-use scenario::model::{DirId, NodeId, Route, dir_link, dir_reverse};
+use scenario::model::{DirId, NodeId, Route};
 use scenario::spec::NodeKind;
 use scenario::topology::Graph;
 use std::collections::HashMap;
@@ -50,8 +50,13 @@ enum Wildcard {
 
 /// `10.<link / 256>.<link % 256>.<1 for side a, 2 for side b>`.
 fn address(out_dir: DirId) -> Ipv4Addr {
-    let link = dir_link(out_dir);
-    Ipv4Addr::new(10, (link >> 8) as u8, link as u8, 1 + (out_dir % 2) as u8)
+    let link = out_dir.link().index();
+    Ipv4Addr::new(
+        10,
+        (link >> 8) as u8,
+        link as u8,
+        1 + out_dir.is_b_to_a() as u8,
+    )
 }
 
 impl Plan {
@@ -77,7 +82,7 @@ impl Plan {
                 };
                 mine.push(ports.len());
                 ports.push(Port {
-                    node: n,
+                    node: NodeId(n),
                     iface: f.name.clone(),
                     dev,
                     addr: address(f.out_dir),
@@ -85,7 +90,7 @@ impl Plan {
                     table: 100 + i as u32,
                 });
             }
-            hosts.push((n, mine));
+            hosts.push((NodeId(n), mine));
         }
         let mut plan = Plan {
             ports,
@@ -134,7 +139,7 @@ impl Plan {
         let first = *r.hops.first()?;
         let last = *r.hops.last()?;
         let from = self.ports.iter().position(|p| p.out_dir == first)?;
-        let into = dir_reverse(last);
+        let into = last.reverse();
         let to = self.ports.iter().position(|p| p.out_dir == into)?;
         Some((from, to))
     }
@@ -187,7 +192,7 @@ impl Plan {
     /// The address a flow from `src` reaches `dst` at: the interface where the first path
     /// of the flow ends.
     pub fn address_of_route_end(&self, r: &Route) -> Option<Ipv4Addr> {
-        let into = dir_reverse(*r.hops.last()?);
+        let into = r.hops.last()?.reverse();
         self.ports
             .iter()
             .find(|p| p.out_dir == into)
@@ -277,7 +282,7 @@ to = "server"
             plan.routes[r]
                 .hops
                 .iter()
-                .map(|&d| sc.links[d / 2].name.clone())
+                .map(|&d| sc.links[d.link()].name.clone())
                 .collect()
         };
         // The connection starts at the server's WiFi-side address; the 3G subflow joins

@@ -73,7 +73,7 @@ fn fates<P: Routed>(
     make: impl Fn(usize) -> P,
     index_of: impl Fn(&P) -> usize,
 ) -> Vec<&'static str> {
-    let route = fabric.routes.intern(&[dir]);
+    let route = fabric.routes.intern(&[scenario::model::DirId(dir)]);
     let mut fate = vec!["queued"; n];
     // Wake-ups in time order, equal times in the order asked (as net::EventQueue).
     let mut wakes: net::EventQueue<LinkWake> = net::EventQueue::default();

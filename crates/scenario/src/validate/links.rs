@@ -3,7 +3,7 @@
 
 use super::nodes::Nodes;
 use super::{Problems, at, key, unknown};
-use crate::model::{DirConfig, Interface, Link, LinkId, dir_id};
+use crate::model::{DirConfig, Interface, Link, LinkId, NodeId};
 use crate::spans::Seg;
 use crate::spec::{DirectionSpec, LinkSpec, QueueSpec};
 use crate::units::Size;
@@ -49,7 +49,7 @@ pub fn check(specs: &[LinkSpec], nodes: &mut Nodes<'_>, p: &mut Problems) -> Lin
         if !ok {
             continue;
         }
-        let id = links.list.len();
+        let id = LinkId(links.list.len());
         links.index.insert(name.clone(), id);
         attach(i, id, &name, &ends, nodes, p);
         links.list.push(Link {
@@ -69,8 +69,8 @@ fn ends(
     l: &LinkSpec,
     nodes: &Nodes<'_>,
     p: &mut Problems,
-) -> ([(usize, String); 2], bool) {
-    let mut ends: [(usize, String); 2] = Default::default();
+) -> ([(NodeId, String); 2], bool) {
+    let mut ends: [(NodeId, String); 2] = Default::default();
     let mut ok = true;
     for (side, (field, text)) in [("a", &l.a), ("b", &l.b)].into_iter().enumerate() {
         let (node, iface) = match text.split_once(':') {
@@ -120,7 +120,7 @@ fn attach(
     i: usize,
     id: LinkId,
     name: &str,
-    ends: &[(usize, String); 2],
+    ends: &[(NodeId, String); 2],
     nodes: &mut Nodes<'_>,
     p: &mut Problems,
 ) {
@@ -143,7 +143,7 @@ fn attach(
         }
         node.interfaces.push(Interface {
             name: iface,
-            out_dir: dir_id(id, side == 1),
+            out_dir: id.dir(side == 1),
         });
     }
 }

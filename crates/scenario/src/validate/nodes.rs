@@ -32,7 +32,7 @@ pub fn check<'s>(specs: &'s [NodeSpec], p: &mut Problems) -> Nodes<'s> {
                 ),
             );
         }
-        if index.insert(n.name.clone(), list.len()).is_some() {
+        if index.insert(n.name.clone(), NodeId(list.len())).is_some() {
             p.push(
                 at("node", i, "name"),
                 format!("duplicate node name `{}`", n.name),

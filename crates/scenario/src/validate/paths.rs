@@ -5,7 +5,7 @@
 use super::links::Links;
 use super::nodes::Nodes;
 use super::{Problems, key};
-use crate::model::{DirId, MAX_SUBFLOWS, NodeId, Route, dir_link, dir_reverse};
+use crate::model::{DirId, MAX_SUBFLOWS, NodeId, Route};
 use crate::spans::Seg;
 use crate::spec::{FlowSpec, NodeKind, Protocol};
 use crate::topology::Graph;
@@ -34,8 +34,8 @@ pub fn candidate_paths(
         let Some(out) = dst_pin else {
             return graph.route(src, via, dst, first);
         };
-        let last = dir_reverse(out);
-        let before = links.list[dir_link(last)].from_node(last);
+        let last = out.reverse();
+        let before = links.list[last.link()].from_node(last);
         if before == src {
             return first
                 .is_none_or(|f| f == last)
@@ -54,7 +54,7 @@ pub fn candidate_paths(
             r.hops.len(),
             r.hops
                 .iter()
-                .map(|&d| links.list[dir_link(d)].dirs[d % 2].delay.0)
+                .map(|&d| links.list[d.link()].dir(d).delay.0)
                 .sum::<u64>(),
         )
     });

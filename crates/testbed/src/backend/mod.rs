@@ -67,7 +67,7 @@ fn flow_plans(
             .plan
             .address_of_route_end(first)
             .context("a flow's path ends at no host interface")?;
-        let source_of = |hops: &[usize]| -> Result<Ipv4Addr> {
+        let source_of = |hops: &[scenario::model::DirId]| -> Result<Ipv4Addr> {
             let out = *hops.first().context("an empty path")?;
             net.plan
                 .port_of(group.src, out)

@@ -23,7 +23,7 @@ use anyhow::{Context, Result};
 use measure::LinkMeter;
 use net::{AqmParams, DropReason, EventQueue, Fabric, Forwarded, LinkWake, Nanos, RouteId};
 use scenario::Scenario;
-use scenario::model::{NodeId, dir_link};
+use scenario::model::{DirId, NodeId};
 use std::collections::HashMap;
 use std::os::fd::{AsFd, AsRawFd};
 use std::path::PathBuf;
@@ -121,7 +121,7 @@ impl Emulator {
             .map(|r| fabric.routes.intern(&r.hops))
             .collect();
         let mut route_exit = vec![0; fabric.routes.len()];
-        let mut route_source = vec![0; fabric.routes.len()];
+        let mut route_source = vec![NodeId::default(); fabric.routes.len()];
         for (i, id) in ids.iter().enumerate() {
             route_exit[id.0 as usize] = plan.route_exit[i];
             route_source[id.0 as usize] = plan.route_source[i];
@@ -284,10 +284,10 @@ impl Emulator {
 
     /// Logs RED's decision and recycles a dropped frame's buffer.
     fn after_entry(&mut self, entered: net::fabric::Entered<Frame>) {
-        let link = &self.fabric.links[entered.dir];
+        let link = &self.fabric.links[entered.dir.index()];
         if matches!(link.params().aqm, AqmParams::Red { .. }) {
             let early = matches!(entered.dropped, Some((_, DropReason::Early)));
-            self.red[entered.dir].record(link.red_average().unwrap_or(0.0), early);
+            self.red[entered.dir.index()].record(link.red_average().unwrap_or(0.0), early);
         }
         if let Some((f, _)) = entered.dropped {
             self.pool.give(f.data);
@@ -320,7 +320,7 @@ impl Emulator {
     }
 
     /// Every packet of direction `d`'s pipe that has arrived by `now`, from `t` on.
-    fn arrivals(&mut self, d: usize, mut t: Nanos, now: Nanos) -> Result<()> {
+    fn arrivals(&mut self, d: DirId, mut t: Nanos, now: Nanos) -> Result<()> {
         loop {
             let wakes = &mut self.wakes;
             let Some((frame, next)) = self
@@ -329,7 +329,7 @@ impl Emulator {
             else {
                 return Ok(());
             };
-            if let Some(cap) = &mut self.captures[dir_link(d)] {
+            if let Some(cap) = &mut self.captures[d.link().index()] {
                 cap.write(t, frame.bytes())?;
             }
             self.forward(t, frame)?;
