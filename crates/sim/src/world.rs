@@ -219,18 +219,18 @@ impl<'s> World<'s> {
     /// a connection whose data is all acknowledged closes, and the endpoints' next
     /// deadlines are scheduled.
     fn flush(&mut self, c: ConnId) {
-        let i = c.index();
+        let (i, now) = (c.index(), self.now);
         while let Some(p) = self.conns[i]
             .server
             .as_mut()
-            .and_then(Server::poll_transmit)
+            .and_then(|e| e.poll_transmit(now))
         {
             self.inject(p);
         }
         while let Some(p) = self.conns[i]
             .client
             .as_mut()
-            .and_then(Client::poll_transmit)
+            .and_then(|e| e.poll_transmit(now))
         {
             self.inject(p);
         }

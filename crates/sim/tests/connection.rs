@@ -80,10 +80,10 @@ impl Wire {
 
     fn collect(&mut self) {
         let mut out = Vec::new();
-        while let Some(p) = self.client.poll_transmit() {
+        while let Some(p) = self.client.poll_transmit(self.now) {
             out.push(p);
         }
-        while let Some(p) = self.server.poll_transmit() {
+        while let Some(p) = self.server.poll_transmit(self.now) {
             out.push(p);
         }
         for p in out {
@@ -316,7 +316,7 @@ fn out_of_order_data_is_reassembled_and_delivered_once() {
         syn.ts = 1;
         server.handle_packet(0, &syn);
     }
-    while server.poll_transmit().is_some() {}
+    while server.poll_transmit(0).is_some() {}
     // Data segments 2 and 3 over subflow 1, 1 over subflow 0 with a hole before it, then 0.
     server.handle_packet(1, &data(1, 0, 2));
     server.handle_packet(2, &data(1, 1, 3));
@@ -328,7 +328,7 @@ fn out_of_order_data_is_reassembled_and_delivered_once() {
         "held out of order in the shared buffer"
     );
     // Subflow 0's hole is acknowledged at once with a SACK block.
-    let ack = std::iter::from_fn(|| server.poll_transmit())
+    let ack = std::iter::from_fn(|| server.poll_transmit(3))
         .filter(|p| p.subflow == SubflowId(0))
         .last()
         .expect("an immediate ACK");

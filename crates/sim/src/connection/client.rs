@@ -25,7 +25,10 @@ pub struct Client {
     path_manager: PathManager,
     total_bytes: u64,
     timers: TimerTable,
-    out: VecDeque<Packet>,
+    /// Handshake segments waiting to go (data segments are made when polled).
+    control: VecDeque<Packet>,
+    /// Subflows that sent data in the current sending pass, a bit each.
+    pass_sent: u32,
     /// Scratch space for the congestion control's view of the subflows.
     views: Vec<SubflowView>,
     /// Last time the data level advanced (for an application that gives up and reconnects).
@@ -59,7 +62,8 @@ impl Client {
             path_manager: PathManager::new(paths.len()),
             total_bytes: cfg.total_bytes,
             timers: TimerTable::default(),
-            out: VecDeque::new(),
+            control: VecDeque::new(),
+            pass_sent: 0,
             views: Vec::with_capacity(paths.len()),
             last_progress: now,
         };
@@ -83,7 +87,6 @@ impl Client {
             (Kind::Ack, SubflowState::Established) => self.on_ack(now, s, pkt),
             _ => {} // a duplicate SYN-ACK, or a late packet of a subflow given up
         }
-        self.send_data(now);
     }
 
     /// Handles every timer due by `now`.
@@ -99,11 +102,22 @@ impl Client {
                 SubflowState::Idle | SubflowState::Failed => {}
             }
         }
-        self.send_data(now);
     }
 
-    pub fn poll_transmit(&mut self) -> Option<Packet> {
-        self.out.pop_front()
+    /// The next packet to send now, if the windows allow one: handshake segments, then
+    /// each subflow's retransmissions, then data-level segments (reinjections, then new
+    /// data) on the subflows the scheduler picks. Data segments are made here, one per
+    /// call, so nothing waits in a queue. The call that returns `None` ends the sending
+    /// pass: it records each subflow's window use and arms the timers of those that sent.
+    pub fn poll_transmit(&mut self, now: Nanos) -> Option<Packet> {
+        if let Some(p) = self.control.pop_front() {
+            return Some(p);
+        }
+        if let Some(p) = self.next_data(now) {
+            return Some(p);
+        }
+        self.end_pass(now);
+        None
     }
 
     pub fn poll_timeout(&self) -> Option<Nanos> {
@@ -137,7 +151,7 @@ impl Client {
         sf.state = SubflowState::SynSent;
         let mut syn = Packet::control(self.id, SubflowId(s as u8), Kind::Syn, sf.path.fwd);
         syn.ts = now.max(1);
-        self.out.push_back(syn);
+        self.control.push_back(syn);
         self.timers
             .set(s, TimerKind::Retransmit, now + sf.tx.rtt.rto());
     }
@@ -177,7 +191,7 @@ impl Client {
         let sf = &self.subflows[s];
         let mut ack = Packet::control(self.id, SubflowId(s as u8), Kind::JoinAck, sf.path.fwd);
         ack.ts = now.max(1);
-        self.out.push_back(ack);
+        self.control.push_back(ack);
         self.timers
             .set(s, TimerKind::Retransmit, now + sf.tx.rtt.rto());
     }
@@ -250,29 +264,31 @@ impl Client {
             .extend(self.subflows.iter().map(ClientSubflow::view));
     }
 
-    /// Sends what the windows allow: each subflow's retransmissions first, then data-level
-    /// segments (reinjections, then new data) on the subflows the scheduler picks.
-    fn send_data(&mut self, now: Nanos) {
-        let mut sent = 0u32;
+    /// The next data segment the windows allow, if any.
+    fn next_data(&mut self, now: Nanos) -> Option<Packet> {
         for s in 0..self.subflows.len() {
             if !self.subflows[s].is_established() {
                 continue;
             }
-            while let Some(seq) = self.subflows[s].tx.next_retransmit() {
+            if let Some(seq) = self.subflows[s].tx.next_retransmit() {
                 let dsn = self.subflows[s].tx.dsn_of(seq);
-                self.push_data(s, seq, dsn, now);
-                sent |= 1 << s;
+                return Some(self.data_packet(s, seq, dsn, now));
             }
         }
-        while self.data.has_data() {
-            let Some(s) = self.scheduler.pick(&self.subflows) else {
-                break;
-            };
-            let dsn = self.data.take();
-            let seq = self.subflows[s].tx.send_new(dsn);
-            self.push_data(s, seq, dsn, now);
-            sent |= 1 << s;
+        if !self.data.has_data() {
+            return None;
         }
+        let s = self.scheduler.pick(&self.subflows)?;
+        let dsn = self.data.take();
+        let seq = self.subflows[s].tx.send_new(dsn);
+        Some(self.data_packet(s, seq, dsn, now))
+    }
+
+    /// After a sending pass: each established subflow that sent or is held by its window
+    /// records its window use (Linux's `tcp_cwnd_validate()` after `tcp_write_xmit()`), and
+    /// one that sent arms its retransmission timer if it is not running.
+    fn end_pass(&mut self, now: Nanos) {
+        let sent = std::mem::take(&mut self.pass_sent);
         for (s, sf) in self.subflows.iter_mut().enumerate() {
             if !sf.is_established() {
                 continue;
@@ -288,18 +304,19 @@ impl Client {
         }
     }
 
-    fn push_data(&mut self, s: usize, seq: u64, dsn: u64, now: Nanos) {
+    fn data_packet(&mut self, s: usize, seq: u64, dsn: u64, now: Nanos) -> Packet {
+        self.pass_sent |= 1 << s;
         let payload = match self.total_bytes {
             u64::MAX => MSS as u64,
             total => total.saturating_sub(dsn * MSS as u64).min(MSS as u64),
         };
         let sf = &self.subflows[s];
-        self.out.push_back(Packet {
+        Packet {
             seq,
             dsn,
             ts: now.max(1),
             wire_bytes: payload as u16 + HEADER_BYTES,
             ..Packet::control(self.id, SubflowId(s as u8), Kind::Data, sf.path.fwd)
-        });
+        }
     }
 }

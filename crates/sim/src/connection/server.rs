@@ -34,7 +34,11 @@ pub struct Server {
     short_segment: Option<(u64, u64)>,
     delivered_bytes: u64,
     timers: TimerTable,
-    out: VecDeque<Packet>,
+    /// Subflows owed a SYN-ACK (with the TSval to echo) or an ACK, a bit each: the packets
+    /// are made when polled, from the state then.
+    syn_ack_due: u32,
+    syn_ts: Vec<u64>,
+    ack_due: u32,
     events: VecDeque<ServerEvent>,
 }
 
@@ -51,7 +55,9 @@ impl Server {
             short_segment: None,
             delivered_bytes: 0,
             timers: TimerTable::default(),
-            out: VecDeque::new(),
+            syn_ack_due: 0,
+            syn_ts: vec![0; paths.len()],
+            ack_due: 0,
             events: VecDeque::new(),
         }
     }
@@ -67,10 +73,8 @@ impl Server {
                     self.subflows[s] = Some(Receiver::new(self.delayed_ack, self.sack));
                 }
                 // A retransmitted SYN gets the SYN-ACK again.
-                let mut syn_ack =
-                    Packet::control(self.id, pkt.subflow, Kind::SynAck, self.paths[s].rev);
-                syn_ack.ts = pkt.ts;
-                self.out.push_back(syn_ack);
+                self.syn_ack_due |= 1 << s;
+                self.syn_ts[s] = pkt.ts;
             }
             Kind::JoinAck if self.subflows[s].is_some() => self.send_ack(s),
             Kind::Data if self.subflows[s].is_some() => self.on_data(now, s, pkt),
@@ -85,8 +89,25 @@ impl Server {
         }
     }
 
-    pub fn poll_transmit(&mut self) -> Option<Packet> {
-        self.out.pop_front()
+    /// The next packet to send: SYN-ACKs, then ACKs, lowest subflow first. (`_now` keeps
+    /// the drivers' call the same for both ends; an ACK carries nothing time-dependent.)
+    pub fn poll_transmit(&mut self, _now: Nanos) -> Option<Packet> {
+        if self.syn_ack_due != 0 {
+            let s = self.syn_ack_due.trailing_zeros() as usize;
+            self.syn_ack_due &= !(1 << s);
+            let mut syn_ack =
+                Packet::control(self.id, SubflowId(s as u8), Kind::SynAck, self.paths[s].rev);
+            syn_ack.ts = self.syn_ts[s];
+            return Some(syn_ack);
+        }
+        while self.ack_due != 0 {
+            let s = self.ack_due.trailing_zeros() as usize;
+            self.ack_due &= !(1 << s);
+            if let Some(ack) = self.make_ack(s) {
+                return Some(ack);
+            }
+        }
+        None
     }
 
     pub fn poll_timeout(&self) -> Option<Nanos> {
@@ -145,15 +166,18 @@ impl Server {
         }
     }
 
+    /// Owes subflow `s` an ACK now (its delayed-ACK timer stops).
     fn send_ack(&mut self, s: usize) {
         self.timers.stop(s, TimerKind::DelayedAck);
+        self.ack_due |= 1 << s;
+    }
+
+    fn make_ack(&mut self, s: usize) -> Option<Packet> {
         let (data_ack, rwnd) = (self.data.rcv_nxt, self.data.window());
-        let Some(rx) = self.subflows[s].as_mut() else {
-            return;
-        };
+        let rx = self.subflows[s].as_mut()?;
         let (ack, tsecr, sack) = rx.make_ack();
         let blocks = sack.iter().filter(|b| b.1 > b.0).count() as u16;
-        self.out.push_back(Packet {
+        Some(Packet {
             seq: ack,
             dsn: data_ack,
             ts: tsecr,
@@ -161,6 +185,6 @@ impl Server {
             sack,
             wire_bytes: HEADER_BYTES + if blocks > 0 { 4 + 8 * blocks } else { 0 },
             ..Packet::control(self.id, SubflowId(s as u8), Kind::Ack, self.paths[s].rev)
-        });
+        })
     }
 }
