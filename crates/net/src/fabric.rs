@@ -5,10 +5,10 @@
 //! the time comes from.
 //!
 //! The fabric never reads a clock and keeps no queue of its own: each call says, through
-//! `wake`, when a link direction wants to be called back, and the driver calls
-//! [`Fabric::tx_done`] or [`Fabric::arrive`] then.
+//! `wake`, when a link direction wants to be called back (one wake-up per packet and hop:
+//! its arrival at the far end), and the driver calls [`Fabric::arrive`] then.
 
-use crate::link::{DropReason, Enqueued, LinkDir, LinkParams};
+use crate::link::{Arrival, DropReason, Enqueued, LinkDir, LinkParams};
 use crate::seeds::{Stream, sub_seed};
 use crate::{Nanos, Packet};
 use scenario::Scenario;
@@ -64,15 +64,6 @@ impl RouteTable {
     }
 }
 
-/// A call-back a link direction asks for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LinkWake {
-    /// The transmission in progress ends: call [`Fabric::tx_done`].
-    TxDone(DirId),
-    /// The head of the pipe reaches the far end: call [`Fabric::arrive`].
-    Arrival(DirId),
-}
-
 /// What became of a packet that entered a link.
 pub struct Entered<P> {
     /// The link direction it entered.
@@ -107,59 +98,37 @@ impl<P: Routed> Fabric<P> {
         }
     }
 
-    /// `pkt` enters the link direction of its current hop at `now`.
-    pub fn enter(
-        &mut self,
-        now: Nanos,
-        pkt: P,
-        wake: &mut impl FnMut(Nanos, LinkWake),
-    ) -> Entered<P> {
+    /// `pkt` enters the link direction of its current hop at `now`. If the direction was
+    /// empty, `wake` is told when to call [`Fabric::arrive`] for it.
+    pub fn enter(&mut self, now: Nanos, pkt: P, wake: &mut impl FnMut(Nanos, DirId)) -> Entered<P> {
         let h = pkt.routing();
         let dir = self.routes.hops(h.route)[h.hop as usize];
         let dropped = match self.links[dir.index()].enqueue(now, pkt) {
-            Enqueued::Transmitting(done) => {
-                wake(done, LinkWake::TxDone(dir));
+            Enqueued::Accepted { wake: Some(t) } => {
+                wake(t, dir);
                 None
             }
-            Enqueued::Queued => None,
+            Enqueued::Accepted { wake: None } => None,
             Enqueued::Dropped(p, why) => Some((p, why)),
         };
         Entered { dir, dropped }
     }
 
-    /// The wake-up for the end of a transmission on `dir`. Returns a packet lost on the
-    /// wire (random loss), if any.
-    pub fn tx_done(
-        &mut self,
-        dir: DirId,
-        now: Nanos,
-        wake: &mut impl FnMut(Nanos, LinkWake),
-    ) -> Option<P> {
-        let r = self.links[dir.index()].tx_done(now);
-        if let Some(t) = r.next_tx {
-            wake(t, LinkWake::TxDone(dir));
-        }
-        if let Some(t) = r.arrival {
-            wake(t, LinkWake::Arrival(dir));
-        }
-        r.lost
-    }
-
-    /// The wake-up for an arrival on `dir` at `now`: the packet that crossed it, if the
-    /// wake-up was not stale. The next arrival is scheduled through `wake`, unless it is
-    /// due by `batch_until`: a driver that runs late (the emulator) takes every packet due
-    /// by then in one go, calling again with the returned time.
+    /// The wake-up of `dir` at `now`: the packet at the head of its pipe, delivered or lost
+    /// on the wire, unless the wake-up was stale. The next wake-up is scheduled through
+    /// `wake`, unless it is due by `batch_until`: a driver that runs late (the emulator)
+    /// takes every packet due by then in one go, calling again with the returned time.
     pub fn arrive(
         &mut self,
         dir: DirId,
         now: Nanos,
         batch_until: Option<Nanos>,
-        wake: &mut impl FnMut(Nanos, LinkWake),
-    ) -> Option<(P, Option<Nanos>)> {
+        wake: &mut impl FnMut(Nanos, DirId),
+    ) -> Option<(Arrival<P>, Option<Nanos>)> {
         let (pkt, next) = self.links[dir.index()].deliver(now)?;
         match next {
             Some(t) if batch_until.is_none_or(|u| t > u) => {
-                wake(t, LinkWake::Arrival(dir));
+                wake(t, dir);
                 Some((pkt, None))
             }
             next => Some((pkt, next)),
@@ -172,7 +141,7 @@ impl<P: Routed> Fabric<P> {
         &mut self,
         now: Nanos,
         mut pkt: P,
-        wake: &mut impl FnMut(Nanos, LinkWake),
+        wake: &mut impl FnMut(Nanos, DirId),
     ) -> Forwarded<P> {
         let h = pkt.routing();
         if (h.hop as usize) + 1 < self.routes.hops(h.route).len() {
@@ -185,24 +154,27 @@ impl<P: Routed> Fabric<P> {
 
     /// Applies a scheduled change of the scenario to both directions of its link.
     /// `before` sees each direction just before the change (for capacity accounting);
-    /// `lost` receives the packets a link going down loses.
+    /// `lost` receives the packets a link going down loses; `wake` a direction's wake-up
+    /// that the change moved.
     pub fn apply(
         &mut self,
         now: Nanos,
         event: &Event,
         mut before: impl FnMut(DirId, &LinkDir<P>),
         mut lost: impl FnMut(P),
+        wake: &mut impl FnMut(Nanos, DirId),
     ) {
         for d in [event.link.dir(false), event.link.dir(true)] {
             before(d, &self.links[d.index()]);
-            self.links[d.index()]
-                .apply(now, &event.kind)
-                .into_iter()
-                .for_each(&mut lost);
+            let (dropped, moved) = self.links[d.index()].apply(now, &event.kind);
+            dropped.into_iter().for_each(&mut lost);
+            if let Some(t) = moved {
+                wake(t, d);
+            }
         }
     }
 
-    /// Flushes every link's time integrals up to `now` (before reading their statistics).
+    /// Brings every link's statistics and queue length up to `now` (before reading them).
     pub fn sync_stats(&mut self, now: Nanos) {
         for l in &mut self.links {
             l.sync_stats(now);

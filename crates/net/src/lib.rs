@@ -16,8 +16,8 @@ pub mod queue;
 pub mod seeds;
 
 pub use aqm::{Aqm, AqmParams};
-pub use fabric::{Fabric, Forwarded, LinkWake, RouteId, Routed, RoutingHeader};
-pub use link::{DropReason, Enqueued, LinkDir, LinkParams, LinkStats, TxDone};
+pub use fabric::{Fabric, Forwarded, RouteId, Routed, RoutingHeader};
+pub use link::{Arrival, DropReason, Enqueued, LinkDir, LinkParams, LinkStats};
 pub use queue::EventQueue;
 
 /// Time in nanoseconds; the caller's clock.

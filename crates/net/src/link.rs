@@ -1,9 +1,23 @@
-//! One direction of a link: queue, transmitter, and the pipe of packets in propagation.
+//! One direction of a link: a FIFO queue, a transmitter at the link's rate, and the pipe of
+//! packets in propagation.
 //!
-//! The caller owns time. It schedules a wake-up at every time this type returns (the end of
-//! a transmission, the arrival of the pipe's head) and calls back then. Wake-ups made stale by
-//! a link going down, or by a change of rate, are recognised and ignored here, so callers need
-//! no cancellation.
+//! A FIFO link at a known rate knows, when a packet is queued, when its transmission will
+//! start and end and when it will reach the far end. So each packet is put in one deque
+//! with those three times, and the direction asks its caller for one wake-up only: the
+//! arrival of the deque's head at the far end. Everything that happens in between
+//! (transmissions ending, the next packet starting, random loss on the wire, the queue
+//! emptying for RED's idle decay, the queue-length integral) is played back in time order
+//! by [`LinkDir::advance`] whenever the direction is next touched: before an arrival is
+//! admitted, before a packet is delivered, before a scheduled change or a read of the
+//! statistics. Drop-tail and RED read the queue's occupancy after that playback.
+//!
+//! Events due at the same time: a transmission that ends at `t` has ended for a packet
+//! that arrives at `t` (it finds the next packet in service), and a change of the link at
+//! `t` applies after the transmissions that end at `t`.
+//!
+//! The caller owns time. It schedules the wake-up this type asks for and calls
+//! [`LinkDir::deliver`] then; a wake-up made stale by a change (the link going down, a new
+//! delay) is recognised and ignored here, so callers need no cancellation.
 
 use crate::aqm::{Aqm, AqmParams};
 use crate::{Nanos, Packet, tx_time};
@@ -97,35 +111,49 @@ impl LinkStats {
     }
 }
 
+/// What became of a packet offered to the link.
 pub enum Enqueued<P> {
     /// Dropped on arrival; the packet is handed back (for statistics or pcap).
     Dropped(P, DropReason),
-    /// Waiting behind others.
-    Queued,
-    /// The transmitter was idle: call `tx_done` at this time.
-    Transmitting(Nanos),
+    /// Taken. `wake`: the direction was empty, so call [`LinkDir::deliver`] at this time
+    /// (this packet's arrival at the far end).
+    Accepted { wake: Option<Nanos> },
 }
 
-/// What the end of a transmission asks of the caller.
-#[derive(Debug, Default, PartialEq)]
-pub struct TxDone<P> {
-    /// Call `tx_done` again at this time (the next packet's transmission ends).
-    pub next_tx: Option<Nanos>,
-    /// Call `deliver` at this time (the pipe was empty, this packet is its head).
-    pub arrival: Option<Nanos>,
-    /// A packet lost on the wire, handed back.
-    pub lost: Option<P>,
+/// The head of the pipe at its arrival time.
+#[derive(Debug, PartialEq)]
+pub enum Arrival<P> {
+    /// It reached the far end.
+    Delivered(P),
+    /// It was lost on the wire (handed back for its buffer; already counted as a drop).
+    Lost(P),
+}
+
+/// A packet in the direction, with the times the FIFO discipline fixed when it was queued.
+struct Slot<P> {
+    pkt: P,
+    tx_start: Nanos,
+    tx_end: Nanos,
+    arrival: Nanos,
+    lost: bool,
 }
 
 pub struct LinkDir<P> {
     params: LinkParams,
-    queue: VecDeque<P>,
+    /// Every packet not yet delivered, in order: `[..departed]` have left the transmitter
+    /// (in the pipe, or lost on the wire), `[departed..started]` is the one in transmission
+    /// (if any), `[started..]` wait in the queue.
+    slots: VecDeque<Slot<P>>,
+    departed: usize,
+    started: usize,
+    /// Bytes of the waiting packets.
     queued_bytes: u64,
-    in_service: Option<(P, Nanos)>,
-    pipe: VecDeque<(Nanos, P)>,
+    /// The wake-up asked of the caller and not yet taken: the head's arrival.
+    wake: Option<Nanos>,
     up: bool,
     aqm: Aqm,
     rng: Xoshiro256PlusPlus,
+    /// Time up to which the queue-length integral is accounted.
     last_change: Nanos,
     typical_tx: Nanos,
     pub stats: LinkStats,
@@ -137,10 +165,11 @@ impl<P: Packet> LinkDir<P> {
         LinkDir {
             aqm: Aqm::new(&params.aqm),
             params,
-            queue: VecDeque::new(),
+            slots: VecDeque::new(),
+            departed: 0,
+            started: 0,
             queued_bytes: 0,
-            in_service: None,
-            pipe: VecDeque::new(),
+            wake: None,
             up: true,
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             last_change: 0,
@@ -155,9 +184,10 @@ impl<P: Packet> LinkDir<P> {
     pub fn is_up(&self) -> bool {
         self.up
     }
-    /// Packets waiting, not counting the one being transmitted.
+    /// Packets waiting, not counting the one being transmitted, as of the last time the
+    /// direction was advanced (see [`LinkDir::sync_stats`]).
     pub fn queue_pkts(&self) -> usize {
-        self.queue.len()
+        self.slots.len() - self.started
     }
     pub fn queue_bytes(&self) -> u64 {
         self.queued_bytes
@@ -168,149 +198,207 @@ impl<P: Packet> LinkDir<P> {
 
     fn account_queue(&mut self, now: Nanos) {
         let dt = now.saturating_sub(self.last_change);
-        self.stats.queue_area += self.queue.len() as u128 * dt as u128;
+        self.stats.queue_area += self.queue_pkts() as u128 * dt as u128;
         self.last_change = now;
     }
 
-    /// Flushes the queue-length integral up to `now` (call before reading `stats`).
+    /// Plays back, in time order, every end of transmission due by `now`: the packet
+    /// leaves the transmitter (or is lost on the wire), the next waiting packet starts, and
+    /// an empty queue starts RED's idle time.
+    #[inline]
+    fn advance(&mut self, now: Nanos) {
+        // Called twice per packet and hop; usually nothing is due.
+        if self.departed < self.started && self.slots[self.departed].tx_end <= now {
+            self.play_back(now);
+        }
+    }
+
+    #[inline(never)]
+    fn play_back(&mut self, now: Nanos) {
+        while self.departed < self.started {
+            let slot = &self.slots[self.departed];
+            let t = slot.tx_end;
+            if t > now {
+                return;
+            }
+            self.stats.tx_pkts += 1;
+            self.stats.tx_bytes += slot.pkt.wire_bytes() as u64;
+            if self.params.loss > 0.0 && self.rng.random::<f64>() < self.params.loss {
+                self.stats.drops_loss += 1;
+                self.slots[self.departed].lost = true;
+            }
+            self.departed += 1;
+            if self.started < self.slots.len() {
+                // The next one was waiting behind: its transmission starts at `t`.
+                self.account_queue(t);
+                self.queued_bytes -= self.slots[self.started].pkt.wire_bytes() as u64;
+                self.started += 1;
+            }
+            if self.started == self.slots.len() {
+                self.aqm.on_empty(t);
+            }
+        }
+    }
+
+    /// Flushes the statistics and the queue length up to `now` (call before reading them).
     pub fn sync_stats(&mut self, now: Nanos) {
+        self.advance(now);
         self.account_queue(now);
     }
 
+    /// A packet arrives at the queue at `now`.
     pub fn enqueue(&mut self, now: Nanos, pkt: P) -> Enqueued<P> {
         self.stats.arrived_pkts += 1;
         if !self.up {
             self.stats.drops_down += 1;
             return Enqueued::Dropped(pkt, DropReason::Down);
         }
-        let bytes = pkt.wire_bytes() as u64;
-        if self.in_service.is_none() {
-            debug_assert!(self.queue.is_empty());
-            // RED still sees the (empty) queue so that its average decays.
-            let done = now + tx_time(pkt.wire_bytes(), self.params.rate_bps);
+        self.advance(now);
+        let bytes = pkt.wire_bytes();
+        let tx_start = if self.departed == self.started {
+            // The transmitter is idle: RED still sees the (empty) queue so that its average
+            // decays, and the packet goes straight on the wire.
             self.aqm
                 .early_drop(now, 0.0, self.typical_tx, &mut self.rng);
-            self.in_service = Some((pkt, done));
-            return Enqueued::Transmitting(done);
-        }
-        let (len, full) = if self.params.limit_in_bytes {
-            (
-                self.queued_bytes as f64,
-                self.queued_bytes + bytes > self.params.limit,
-            )
+            self.started += 1;
+            now
         } else {
-            (
-                self.queue.len() as f64,
-                self.queue.len() as u64 >= self.params.limit,
-            )
-        };
-        if self
-            .aqm
-            .early_drop(now, len, self.typical_tx, &mut self.rng)
-        {
-            self.stats.drops_early += 1;
-            return Enqueued::Dropped(pkt, DropReason::Early);
-        }
-        if full {
-            self.stats.drops_overflow += 1;
-            return Enqueued::Dropped(pkt, DropReason::Overflow);
-        }
-        self.account_queue(now);
-        self.queued_bytes += bytes;
-        self.queue.push_back(pkt);
-        self.stats.max_queue_pkts = self.stats.max_queue_pkts.max(self.queue.len() as u64);
-        Enqueued::Queued
-    }
-
-    /// The wake-up scheduled for the end of a transmission.
-    pub fn tx_done(&mut self, now: Nanos) -> TxDone<P> {
-        let mut out = TxDone {
-            next_tx: None,
-            arrival: None,
-            lost: None,
-        };
-        match &self.in_service {
-            Some((_, done)) if *done == now => {}
-            _ => return out, // stale: the link went down or the packet was replaced
-        }
-        let (pkt, _) = self.in_service.take().expect("checked above");
-        self.stats.tx_pkts += 1;
-        self.stats.tx_bytes += pkt.wire_bytes() as u64;
-        if self.params.loss > 0.0 && self.rng.random::<f64>() < self.params.loss {
-            self.stats.drops_loss += 1;
-            out.lost = Some(pkt);
-        } else {
-            if self.pipe.is_empty() {
-                out.arrival = Some(now + self.params.delay);
+            let (len, full) = if self.params.limit_in_bytes {
+                (
+                    self.queued_bytes as f64,
+                    self.queued_bytes + bytes as u64 > self.params.limit,
+                )
+            } else {
+                let waiting = self.queue_pkts() as u64;
+                (waiting as f64, waiting >= self.params.limit)
+            };
+            if self
+                .aqm
+                .early_drop(now, len, self.typical_tx, &mut self.rng)
+            {
+                self.stats.drops_early += 1;
+                return Enqueued::Dropped(pkt, DropReason::Early);
             }
-            self.pipe.push_back((now + self.params.delay, pkt));
-        }
-        if let Some(next) = self.queue.pop_front() {
+            if full {
+                self.stats.drops_overflow += 1;
+                return Enqueued::Dropped(pkt, DropReason::Overflow);
+            }
             self.account_queue(now);
-            self.queued_bytes -= next.wire_bytes() as u64;
-            let done = now + tx_time(next.wire_bytes(), self.params.rate_bps);
-            self.in_service = Some((next, done));
-            out.next_tx = Some(done);
-            if self.queue.is_empty() {
-                self.aqm.on_empty(now);
-            }
-        } else {
-            self.aqm.on_empty(now);
+            self.queued_bytes += bytes as u64;
+            let waiting = self.queue_pkts() as u64 + 1;
+            self.stats.max_queue_pkts = self.stats.max_queue_pkts.max(waiting);
+            self.slots.back().expect("the transmitter is busy").tx_end
+        };
+        let tx_end = tx_start + tx_time(bytes, self.params.rate_bps);
+        // The pipe is FIFO: a packet never overtakes the one ahead, even after the delay
+        // was shortened.
+        let arrival = (tx_end + self.params.delay).max(self.slots.back().map_or(0, |s| s.arrival));
+        self.slots.push_back(Slot {
+            pkt,
+            tx_start,
+            tx_end,
+            arrival,
+            lost: false,
+        });
+        let wake = (self.slots.len() == 1).then_some(arrival);
+        if wake.is_some() {
+            self.wake = wake;
         }
-        out
+        Enqueued::Accepted { wake }
     }
 
-    /// The wake-up scheduled for a pipe arrival. Returns the packet that reached the far end
-    /// and, if another follows, when to call again.
-    pub fn deliver(&mut self, now: Nanos) -> Option<(P, Option<Nanos>)> {
-        match self.pipe.front() {
-            Some((t, _)) if *t <= now => {}
-            _ => return None, // stale
+    /// The wake-up asked for: the head of the pipe at the far end. Returns it (delivered, or
+    /// lost on the wire) and, if another packet follows, the time of the next wake-up, which
+    /// the caller must schedule (or take at once, calling again with that time). `None`
+    /// for a stale wake-up.
+    pub fn deliver(&mut self, now: Nanos) -> Option<(Arrival<P>, Option<Nanos>)> {
+        if self.wake != Some(now) {
+            return None;
         }
-        let (_, pkt) = self.pipe.pop_front().expect("checked above");
-        self.stats.delivered_pkts += 1;
-        Some((pkt, self.pipe.front().map(|(t, _)| *t)))
+        self.advance(now);
+        let head = self
+            .slots
+            .front()
+            .expect("a wake-up is asked only for a packet");
+        debug_assert!(head.arrival <= now && self.departed > 0);
+        let slot = self.slots.pop_front().expect("checked above");
+        self.departed -= 1;
+        self.started -= 1;
+        self.wake = self.slots.front().map(|s| s.arrival);
+        let arrival = if slot.lost {
+            Arrival::Lost(slot.pkt)
+        } else {
+            self.stats.delivered_pkts += 1;
+            Arrival::Delivered(slot.pkt)
+        };
+        Some((arrival, self.wake))
     }
 
     /// Takes the link down (everything queued, in transmission or in flight is lost) or up.
     /// Returns the packets lost.
-    pub fn set_up(&mut self, now: Nanos, up: bool) -> Vec<P> {
+    fn set_up(&mut self, now: Nanos, up: bool) -> Vec<P> {
         let mut lost = Vec::new();
         if self.up && !up {
             self.account_queue(now);
-            lost.extend(self.in_service.take().map(|(p, _)| p));
-            lost.extend(self.queue.drain(..));
-            lost.extend(self.pipe.drain(..).map(|(_, p)| p));
+            for slot in self.slots.drain(..) {
+                // Those lost on the wire were counted then.
+                self.stats.drops_down += !slot.lost as u64;
+                lost.push(slot.pkt);
+            }
+            self.departed = 0;
+            self.started = 0;
             self.queued_bytes = 0;
-            self.stats.drops_down += lost.len() as u64;
+            self.wake = None;
             self.aqm.on_empty(now);
         }
         self.up = up;
         lost
     }
 
-    /// A new rate applies from the next packet on; the one in transmission finishes at the old.
-    pub fn set_rate(&mut self, rate_bps: u64) {
+    /// A new rate applies from the next packet on; the one in transmission finishes at the
+    /// old. The waiting packets' times are recomputed.
+    fn set_rate(&mut self, rate_bps: u64) {
         self.params.rate_bps = rate_bps;
         self.typical_tx = tx_time(1500, rate_bps);
+        for i in self.started..self.slots.len() {
+            let start = self.slots[i - 1].tx_end;
+            let slot = &mut self.slots[i];
+            slot.tx_start = start;
+            slot.tx_end = start + tx_time(slot.pkt.wire_bytes(), rate_bps);
+        }
     }
 
     /// A new delay applies to packets that finish transmission from now on. A shorter delay
     /// never lets a packet overtake one already in flight (the pipe is FIFO).
-    pub fn set_delay(&mut self, delay: Nanos) {
+    fn set_delay(&mut self, delay: Nanos) {
         self.params.delay = delay;
     }
 
-    pub fn set_loss(&mut self, loss: f64) {
-        self.params.loss = loss;
+    /// Recomputes the arrival times of packets still to leave the transmitter (after a
+    /// change of rate or delay); returns the head's arrival if the wake-up must move.
+    fn retime_arrivals(&mut self) -> Option<Nanos> {
+        let delay = self.params.delay;
+        for i in self.departed..self.slots.len() {
+            let ahead = if i == 0 { 0 } else { self.slots[i - 1].arrival };
+            let slot = &mut self.slots[i];
+            slot.arrival = (slot.tx_end + delay).max(ahead);
+        }
+        let head = self.slots.front().map(|s| s.arrival);
+        if head != self.wake {
+            self.wake = head;
+            return head;
+        }
+        None
     }
 
-    /// Applies a scenario event to this direction at `now`; returns the packets a link
-    /// going down lost.
-    pub fn apply(&mut self, now: Nanos, kind: &EventKind) -> Vec<P> {
+    /// Applies a scenario event to this direction at `now` (after the transmissions that
+    /// end at `now`). Returns the packets a link going down lost, and a wake-up to schedule
+    /// if the head's arrival moved (the earlier one becomes stale).
+    pub fn apply(&mut self, now: Nanos, kind: &EventKind) -> (Vec<P>, Option<Nanos>) {
+        self.advance(now);
         match kind {
-            EventKind::Down => self.set_up(now, false),
-            EventKind::Up => self.set_up(now, true),
+            EventKind::Down => (self.set_up(now, false), None),
+            EventKind::Up => (self.set_up(now, true), None),
             EventKind::Set { rate, delay, loss } => {
                 if let Some(r) = rate {
                     self.set_rate(r.bps());
@@ -319,9 +407,9 @@ impl<P: Packet> LinkDir<P> {
                     self.set_delay(dl.nanos());
                 }
                 if let Some(p) = loss {
-                    self.set_loss(p.0);
+                    self.params.loss = p.0;
                 }
-                Vec::new()
+                (Vec::new(), self.retime_arrivals())
             }
         }
     }
@@ -352,30 +440,25 @@ mod tests {
 
     /// Drives a link like a caller would, returning arrival times at the far end.
     fn run(link: &mut LinkDir<Pkt>, arrivals: &[(Nanos, u32)]) -> Vec<(Nanos, u32)> {
-        let mut wakeups: Vec<(Nanos, bool)> = Vec::new(); // (time, is_tx)
+        let mut wake: Option<Nanos> = None;
         let mut out = Vec::new();
         let mut i = 0;
         loop {
-            wakeups.sort_by_key(|w| std::cmp::Reverse(*w));
-            let next_wake = wakeups.last().copied();
-            let next_arr = arrivals.get(i).copied();
-            match (next_arr, next_wake) {
-                (Some((t, b)), w) if w.is_none_or(|w| t <= w.0) => {
+            match (arrivals.get(i).copied(), wake) {
+                // An arrival at the wake-up's time is admitted first (as the event queue
+                // would if it was scheduled first).
+                (Some((t, b)), w) if w.is_none_or(|w| t <= w) => {
                     i += 1;
-                    if let Enqueued::Transmitting(d) = link.enqueue(t, Pkt(b)) {
-                        wakeups.push((d, true));
+                    if let Enqueued::Accepted { wake: Some(w) } = link.enqueue(t, Pkt(b)) {
+                        wake = Some(w);
                     }
                 }
-                (_, Some((t, is_tx))) => {
-                    wakeups.pop();
-                    if is_tx {
-                        let r = link.tx_done(t);
-                        wakeups.extend(r.next_tx.map(|d| (d, true)));
-                        wakeups.extend(r.arrival.map(|d| (d, false)));
-                    } else if let Some((p, next)) = link.deliver(t) {
+                (_, Some(t)) => {
+                    let (a, next) = link.deliver(t).expect("not stale");
+                    if let Arrival::Delivered(p) = a {
                         out.push((t, p.0));
-                        wakeups.extend(next.map(|d| (d, false)));
                     }
+                    wake = next;
                 }
                 _ => return out,
             }
@@ -391,6 +474,26 @@ mod tests {
             out,
             vec![(2_000_000, 1500), (3_000_000, 1500), (4_000_000, 1500)]
         );
+        l.sync_stats(5_000_000);
+        assert_eq!((l.stats.tx_pkts, l.stats.delivered_pkts), (3, 3));
+        // The second waited 1 ms, the third 2 ms.
+        assert_eq!(l.stats.queue_area, 3_000_000);
+    }
+
+    #[test]
+    fn a_transmission_ending_now_has_ended_for_an_arrival_now() {
+        let mut l = LinkDir::new(params(1, false), 1);
+        l.enqueue(0, Pkt(1500));
+        l.enqueue(0, Pkt(1500));
+        // At 1 ms the first leaves and the second starts: the queue has room again.
+        assert!(matches!(
+            l.enqueue(1_000_000, Pkt(1500)),
+            Enqueued::Accepted { wake: None }
+        ));
+        assert!(matches!(
+            l.enqueue(1_000_000, Pkt(1500)),
+            Enqueued::Dropped(_, DropReason::Overflow)
+        ));
     }
 
     #[test]
@@ -401,6 +504,7 @@ mod tests {
         // One in service and three queued survive.
         assert_eq!(out.len(), 4);
         assert_eq!(l.stats.drops_overflow, 6);
+        assert_eq!(l.stats.max_queue_pkts, 3);
         // Spaced arrivals never fill the queue, so nothing is dropped.
         let mut l = LinkDir::new(params(3, false), 1);
         let spaced: Vec<(Nanos, u32)> = (0..10).map(|i| (i * 1_000_000, 1500)).collect();
@@ -426,32 +530,55 @@ mod tests {
         let lost = n as f64 - got;
         let sd = (n as f64 * 0.05 * 0.95).sqrt();
         assert!((lost - 0.05 * n as f64).abs() < 4.0 * sd, "lost {lost}");
+        assert_eq!(l.stats.drops_loss as f64, lost);
     }
 
     #[test]
     fn down_loses_everything_and_stale_wakeups_are_ignored() {
         let mut l = LinkDir::new(params(10, false), 1);
-        let Enqueued::Transmitting(done) = l.enqueue(0, Pkt(1500)) else {
+        let Enqueued::Accepted {
+            wake: Some(arrival),
+        } = l.enqueue(0, Pkt(1500))
+        else {
             panic!()
         };
+        assert_eq!(arrival, 2_000_000);
         l.enqueue(0, Pkt(1500));
-        assert_eq!(l.set_up(500_000, false).len(), 2);
+        let (lost, _) = l.apply(500_000, &EventKind::Down);
+        assert_eq!(lost.len(), 2);
         assert!(matches!(
             l.enqueue(600_000, Pkt(1500)),
             Enqueued::Dropped(_, DropReason::Down)
         ));
-        assert_eq!(
-            l.tx_done(done),
-            TxDone {
-                next_tx: None,
-                arrival: None,
-                lost: None
-            }
-        );
-        l.set_up(700_000, true);
+        assert_eq!(l.deliver(arrival), None, "stale");
+        l.apply(700_000, &EventKind::Up);
         assert!(matches!(
             l.enqueue(800_000, Pkt(1500)),
-            Enqueued::Transmitting(1_800_000)
+            Enqueued::Accepted {
+                wake: Some(2_800_000)
+            }
         ));
+        assert_eq!(l.stats.drops_down, 3);
+    }
+
+    #[test]
+    fn a_new_delay_moves_the_wakeup_and_keeps_fifo_order() {
+        let mut l = LinkDir::new(params(10, false), 1);
+        l.enqueue(0, Pkt(1500));
+        l.enqueue(0, Pkt(1500));
+        // At 1.5 ms the first is in flight (arrives at 2 ms); the second is in service and
+        // gets the new, shorter delay, but may not overtake the first.
+        let delay = scenario::units::Duration(100_000);
+        let (_, moved) = l.apply(
+            1_500_000,
+            &EventKind::Set {
+                rate: None,
+                delay: Some(delay),
+                loss: None,
+            },
+        );
+        assert_eq!(moved, None, "the head already left");
+        let (_, next) = l.deliver(2_000_000).unwrap();
+        assert_eq!(next, Some(2_100_000));
     }
 }

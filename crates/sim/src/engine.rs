@@ -3,7 +3,6 @@
 //! is a pure function of its inputs and seed.
 
 use crate::ids::{ConnId, FlowId};
-use net::LinkWake;
 
 /// Which endpoint of a connection a timer belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -12,12 +11,10 @@ pub enum End {
     Server = 1,
 }
 
-/// Kept to 8 bytes (queue entries of 24), since every packet-hop pushes and pops two.
+/// Kept to 8 bytes (queue entries of 24), since every packet-hop pushes and pops one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ev {
-    /// A link direction's transmission ends (`LinkWake::TxDone`).
-    LinkTx(u32),
-    /// A link direction's pipe delivers its head (`LinkWake::Arrival`).
+    /// The head of a link direction's pipe reaches the far end (in `Lane::Links`).
     LinkArrive(u32),
     /// The earliest timer of a connection's endpoint may be due.
     Timeout(ConnId, End),
@@ -35,15 +32,6 @@ pub enum Ev {
     Trace,
     /// End of the warm-up: counters are snapshotted.
     Warmup,
-}
-
-impl From<LinkWake> for Ev {
-    fn from(w: LinkWake) -> Ev {
-        match w {
-            LinkWake::TxDone(d) => Ev::LinkTx(d.index() as u32),
-            LinkWake::Arrival(d) => Ev::LinkArrive(d.index() as u32),
-        }
-    }
 }
 
 pub type EventQueue = net::EventQueue<Ev>;

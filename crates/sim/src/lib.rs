@@ -22,7 +22,7 @@ use std::time::Instant;
 
 /// The fabric a run of `sc` with `seed` uses: every link direction with its own random
 /// stream (the emulator builds the same one for the same seed).
-pub fn fabric(sc: &Scenario, seed: u64) -> net::Fabric<packet::Packet> {
+pub fn fabric(sc: &Scenario, seed: u64) -> net::Fabric<packet::InFlight> {
     net::Fabric::new(sc, seed)
 }
 

@@ -1,7 +1,14 @@
-//! The simulated packet: small and `Copy`, so it moves through queues without allocation.
+//! The simulated packet, and what the fabric carries of it.
+//!
+//! An endpoint makes a [`Packet`] (headers, sequence numbers, SACK blocks: 72 bytes); the
+//! world files it in a [`PacketStore`] and hands the fabric an [`InFlight`] of 12 bytes: the
+//! packet's place in the store, its routing header and its size, all a link needs. Only
+//! that moves from queue to queue, hop after hop; the packet itself is written once and
+//! read once, by the endpoint it reaches. Freed places are reused, so a run in its steady
+//! state allocates nothing per packet.
 
 use crate::ids::{ConnId, SubflowId};
-use net::{Routed, RoutingHeader};
+use net::{RouteId, Routed, RoutingHeader};
 
 /// TCP/IP headers on a data segment or a pure ACK; MSS 1460 makes a 1500-byte packet.
 pub const HEADER_BYTES: u16 = 40;
@@ -37,8 +44,8 @@ pub struct Packet {
     pub conn: ConnId,
     pub subflow: SubflowId,
     pub kind: Kind,
-    /// The route it follows through the fabric and the hop it is on.
-    pub routing: RoutingHeader,
+    /// The route it follows through the fabric.
+    pub route: RouteId,
     pub wire_bytes: u16,
     /// Data: subflow segment number. ACK: the subflow's cumulative acknowledgement.
     pub seq: u64,
@@ -60,7 +67,7 @@ impl Packet {
             conn,
             subflow,
             kind,
-            routing: RoutingHeader { route, hop: 0 },
+            route,
             wire_bytes: match kind {
                 Kind::Syn | Kind::SynAck => SYN_BYTES,
                 _ => HEADER_BYTES,
@@ -81,17 +88,81 @@ impl Packet {
     }
 }
 
-impl net::Packet for Packet {
+/// A packet's place in the [`PacketStore`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketId(pub u32);
+
+/// What the fabric carries of a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InFlight {
+    pub id: PacketId,
+    pub routing: RoutingHeader,
+    pub wire_bytes: u16,
+}
+
+impl net::Packet for InFlight {
     fn wire_bytes(&self) -> u32 {
         self.wire_bytes as u32
     }
 }
 
-impl Routed for Packet {
+impl Routed for InFlight {
     fn routing(&self) -> RoutingHeader {
         self.routing
     }
     fn routing_mut(&mut self) -> &mut RoutingHeader {
         &mut self.routing
+    }
+}
+
+/// The packets in the fabric, by place; places are reused once their packet arrives or is
+/// dropped.
+#[derive(Default)]
+pub struct PacketStore {
+    packets: Vec<Packet>,
+    free: Vec<u32>,
+}
+
+impl PacketStore {
+    /// Files `pkt` and returns what the fabric carries of it.
+    pub fn insert(&mut self, pkt: Packet) -> InFlight {
+        let id = match self.free.pop() {
+            Some(i) => {
+                self.packets[i as usize] = pkt;
+                i
+            }
+            None => {
+                self.packets.push(pkt);
+                (self.packets.len() - 1) as u32
+            }
+        };
+        InFlight {
+            id: PacketId(id),
+            routing: RoutingHeader {
+                route: pkt.route,
+                hop: 0,
+            },
+            wire_bytes: pkt.wire_bytes,
+        }
+    }
+
+    /// The packet at `id`, whose place is freed.
+    pub fn take(&mut self, id: PacketId) -> Packet {
+        self.free.push(id.0);
+        self.packets[id.0 as usize]
+    }
+
+    /// Frees the place of a packet that was dropped.
+    pub fn discard(&mut self, id: PacketId) {
+        self.free.push(id.0);
+    }
+
+    /// Packets in the fabric now.
+    pub fn len(&self) -> usize {
+        self.packets.len() - self.free.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }

@@ -6,11 +6,11 @@
 use crate::connection::{Client, ConnConfig, Path, Server, ServerEvent};
 use crate::engine::{End, Ev, EventQueue};
 use crate::ids::{ConnId, FlowId};
-use crate::packet::{HEADER_BYTES, MSS, Packet};
+use crate::packet::{HEADER_BYTES, InFlight, MSS, Packet, PacketStore};
 use crate::traffic::FlowSource;
 use measure::{FlowMeter, FlowSlot, LinkMeter};
 use net::layout::flow_layout;
-use net::{Fabric, Forwarded, Nanos};
+use net::{Arrival, Fabric, Forwarded, Nanos};
 use scenario::Scenario;
 use scenario::model::DirId;
 use scenario::spec::Protocol;
@@ -41,7 +41,9 @@ pub struct World<'s> {
     pub now: Nanos,
     pub end: Nanos,
     pub queue: EventQueue,
-    pub fabric: Fabric<Packet>,
+    pub fabric: Fabric<InFlight>,
+    /// The packets the fabric carries.
+    packets: PacketStore,
     conns: Vec<ConnSlot>,
     pub flows: Vec<FlowSource>,
     pub meter: FlowMeter,
@@ -58,7 +60,7 @@ impl<'s> World<'s> {
                 FlowSource::new(f, group)
             })
             .collect();
-        let mut queue = EventQueue::default();
+        let mut queue = EventQueue::with_keys(sc.links.len() * 2);
         for (f, fl) in flows.iter().enumerate() {
             queue.push(fl.slot.start, Ev::FlowStart(FlowId(f as u32)));
             queue.push(fl.slot.stop, Ev::FlowStop(FlowId(f as u32)));
@@ -76,6 +78,7 @@ impl<'s> World<'s> {
             end: sc.duration.nanos(),
             queue,
             fabric: crate::fabric(sc, seed),
+            packets: PacketStore::default(),
             conns: Vec::new(),
             flows,
             meter,
@@ -102,22 +105,15 @@ impl<'s> World<'s> {
 
     fn dispatch(&mut self, ev: Ev) {
         match ev {
-            Ev::LinkTx(d) => {
-                let queue = &mut self.queue;
-                self.fabric
-                    .tx_done(DirId(d as usize), self.now, &mut |t, w| {
-                        queue.push(t, w.into())
-                    });
-            }
             Ev::LinkArrive(d) => {
                 let queue = &mut self.queue;
-                let arrived = self
-                    .fabric
-                    .arrive(DirId(d as usize), self.now, None, &mut |t, w| {
-                        queue.push(t, w.into())
-                    });
-                if let Some((pkt, _)) = arrived {
-                    self.forward(pkt);
+                let arrived =
+                    self.fabric
+                        .arrive(DirId(d as usize), self.now, None, &mut link_wake(queue));
+                match arrived {
+                    Some((Arrival::Delivered(pkt), _)) => self.forward(pkt),
+                    Some((Arrival::Lost(pkt), _)) => self.packets.discard(pkt.id),
+                    None => {}
                 }
             }
             Ev::Timeout(c, end) => self.on_timeout(c, end),
@@ -128,12 +124,14 @@ impl<'s> World<'s> {
                 self.end_burst(f);
             }
             Ev::Scenario(i) => {
-                let (meter, now) = (&mut self.link_meter, self.now);
+                let (meter, now, queue) = (&mut self.link_meter, self.now, &mut self.queue);
+                let packets = &mut self.packets;
                 self.fabric.apply(
                     now,
                     &self.sc.events[i as usize],
                     |d, link| meter.capacity_changes(now, d, link),
-                    |_| {},
+                    |lost| packets.discard(lost.id),
+                    &mut link_wake(queue),
                 );
             }
             Ev::Sample => {
@@ -146,7 +144,10 @@ impl<'s> World<'s> {
                 self.queue
                     .push(self.now + trace_interval(self.sc), Ev::Trace);
             }
-            Ev::Warmup => self.link_meter.warmup(self.now, &self.fabric.links),
+            Ev::Warmup => {
+                self.fabric.sync_stats(self.now);
+                self.link_meter.warmup(self.now, &self.fabric.links)
+            }
         }
     }
 
@@ -167,26 +168,38 @@ impl<'s> World<'s> {
                 _ => (f32::NAN, f32::NAN),
             }
         });
+        self.fabric.sync_stats(self.now);
         self.link_meter.trace(self.now, &self.fabric.links);
     }
 
     /// Puts a packet on the first hop of its route.
     fn inject(&mut self, pkt: Packet) {
         self.packet_hops += 1;
-        let queue = &mut self.queue;
-        self.fabric
-            .enter(self.now, pkt, &mut |t, w| queue.push(t, w.into()));
+        let in_flight = self.packets.insert(pkt);
+        let entered = self
+            .fabric
+            .enter(self.now, in_flight, &mut link_wake(&mut self.queue));
+        if let Some((dropped, _)) = entered.dropped {
+            self.packets.discard(dropped.id);
+        }
     }
 
     /// A packet reached the end of a hop: on to the next, or to its endpoint.
-    fn forward(&mut self, pkt: Packet) {
-        let queue = &mut self.queue;
-        match self
+    fn forward(&mut self, pkt: InFlight) {
+        let forwarded = self
             .fabric
-            .forward(self.now, pkt, &mut |t, w| queue.push(t, w.into()))
-        {
-            Forwarded::Entered(_) => self.packet_hops += 1,
-            Forwarded::Arrived(pkt) => self.deliver(pkt),
+            .forward(self.now, pkt, &mut link_wake(&mut self.queue));
+        match forwarded {
+            Forwarded::Entered(entered) => {
+                self.packet_hops += 1;
+                if let Some((dropped, _)) = entered.dropped {
+                    self.packets.discard(dropped.id);
+                }
+            }
+            Forwarded::Arrived(pkt) => {
+                let pkt = self.packets.take(pkt.id);
+                self.deliver(pkt)
+            }
         }
     }
 
@@ -374,6 +387,11 @@ impl<'s> World<'s> {
     pub fn completion_times(&self) -> Vec<Option<f64>> {
         self.flows.iter().map(|f| f.fct_s).collect()
     }
+}
+
+/// Schedules a link direction's wake-up: its one keyed event in the queue.
+fn link_wake(queue: &mut EventQueue) -> impl FnMut(Nanos, DirId) + '_ {
+    |t, d| queue.push_keyed(d.index(), t, Ev::LinkArrive(d.index() as u32))
 }
 
 /// The meter's view of the flows.

@@ -91,7 +91,7 @@ impl Wire {
             if (self.drop)(self.now, &p) {
                 continue;
             }
-            let route = p.routing.route.0 as usize;
+            let route = p.route.0 as usize;
             let tx = net::tx_time(p.wire_bytes as u32, RATE_BPS);
             let start = self.busy_until[route].max(self.now);
             if start - self.now > QUEUE_PACKETS * net::tx_time(1500, RATE_BPS) {
@@ -232,8 +232,8 @@ fn a_dead_subflow_goes_stale_and_its_data_is_reinjected() {
     w.run_until(300 * MS, |_| {});
     assert!(w.sent(Kind::Data, 1).count() > 0, "both subflows in use");
     // Path 1 dies at 300 ms: nothing crosses it any more, either way.
-    w.drop = Box::new(|now, p| now >= 300 * MS && p.routing.route.0 / 2 == 1);
-    w.in_flight.retain(|(_, _, p)| p.routing.route.0 / 2 != 1);
+    w.drop = Box::new(|now, p| now >= 300 * MS && p.route.0 / 2 == 1);
+    w.in_flight.retain(|(_, _, p)| p.route.0 / 2 != 1);
     let mut stale_seen = false;
     w.run_until(20_000 * MS, |w| stale_seen |= w.client.subflows()[1].stale);
     assert!(stale_seen, "the timed-out subflow was marked stale");

@@ -3,7 +3,8 @@
 //! random decisions (random loss, RED's early drops) for the same packets. Needs no root:
 //! it builds both backends' fabrics and layouts without touching the machine.
 
-use net::fabric::{LinkWake, Routed, RoutingHeader};
+use net::Arrival;
+use net::fabric::{Routed, RoutingHeader};
 use net::{DropReason, Fabric, Nanos};
 use scenario::{LoadOptions, load_str};
 use testbed::emu::Emulator;
@@ -76,7 +77,7 @@ fn fates<P: Routed>(
     let route = fabric.routes.intern(&[scenario::model::DirId(dir)]);
     let mut fate = vec!["queued"; n];
     // Wake-ups in time order, equal times in the order asked (as net::EventQueue).
-    let mut wakes: net::EventQueue<LinkWake> = net::EventQueue::default();
+    let mut wakes: net::EventQueue<scenario::model::DirId> = net::EventQueue::default();
     let mut next = 0usize;
     loop {
         let arrival_time = (next < n).then(|| next as Nanos * gap);
@@ -96,19 +97,12 @@ fn fates<P: Routed>(
                 next += 1;
             }
             (_, Some(_)) => {
-                let (t, w) = wakes.pop().expect("present");
-                let mut push = |at, w| wakes.push(at, w);
-                match w {
-                    LinkWake::TxDone(d) => {
-                        if let Some(p) = fabric.tx_done(d, t, &mut push) {
-                            fate[index_of(&p)] = "lost";
-                        }
-                    }
-                    LinkWake::Arrival(d) => {
-                        if let Some((p, _)) = fabric.arrive(d, t, None, &mut push) {
-                            fate[index_of(&p)] = "delivered";
-                        }
-                    }
+                let (t, d) = wakes.pop().expect("present");
+                let mut push = |at, d| wakes.push(at, d);
+                match fabric.arrive(d, t, None, &mut push) {
+                    Some((Arrival::Delivered(p), _)) => fate[index_of(&p)] = "delivered",
+                    Some((Arrival::Lost(p), _)) => fate[index_of(&p)] = "lost",
+                    None => {}
                 }
             }
             _ => return fate,
@@ -151,17 +145,12 @@ fn same_loss_and_red_decisions_on_both_backends() {
                 dir,
                 n,
                 gap,
-                |i| {
-                    let mut p = sim::packet::Packet::control(
-                        sim::ids::ConnId(i as u32),
-                        sim::ids::SubflowId(0),
-                        sim::packet::Kind::Data,
-                        net::RouteId(0),
-                    );
-                    p.wire_bytes = 1500;
-                    p
+                |i| sim::packet::InFlight {
+                    id: sim::packet::PacketId(i as u32),
+                    routing: RoutingHeader::default(),
+                    wire_bytes: 1500,
                 },
-                |p| p.conn.0 as usize,
+                |p| p.id.0 as usize,
             );
             let emu_fates = fates(
                 &mut emu_fabric,

@@ -20,6 +20,10 @@ impl Scheduler {
     /// from since (stale) is used only when no other can send.
     pub fn pick(&mut self, subflows: &[ClientSubflow]) -> Option<usize> {
         let n = subflows.len();
+        if n == 1 {
+            // Plain TCP, or MPTCP with one path: nothing to choose.
+            return subflows[0].can_send().then_some(0);
+        }
         let pick = |stale: bool| -> Option<usize> {
             let ok = |i: usize| subflows[i].can_send() && subflows[i].stale == stale;
             match self.kind {

@@ -13,6 +13,15 @@ use crate::packet::Packet;
 pub use mptcp_cc::{CaState, CwndUsage};
 use std::collections::VecDeque;
 
+/// An outstanding segment on the scoreboard.
+#[derive(Clone, Copy, Debug)]
+struct Segment {
+    flags: u8,
+    /// The data sequence number it carries (MPTCP's DSS mapping; equal to the subflow
+    /// sequence number for plain TCP).
+    dsn: u64,
+}
+
 const SACKED: u8 = 1;
 const LOST: u8 = 2;
 const RETRANS: u8 = 4;
@@ -52,11 +61,12 @@ pub struct Sender {
     pub ssthresh: f64,
     pub state: CaState,
     recovery_point: u64,
-    /// Flags of segments `[snd_una, snd_nxt)`.
-    board: VecDeque<u8>,
-    /// The data sequence number each of those segments carries (MPTCP's DSS mapping;
-    /// equal to the subflow sequence number for plain TCP).
-    dsn: VecDeque<u64>,
+    /// Segments `[snd_una, snd_nxt)`: flags and data sequence number.
+    board: VecDeque<Segment>,
+    /// The SACK blocks of the previous ACK, as applied (clipped to what was outstanding):
+    /// everything in them is marked already, so a block an ACK repeats costs nothing
+    /// (Linux's `recv_sack_cache` in `tcp_sacktag_write_queue()`).
+    sack_cache: [(u64, u64); 3],
     sacked_out: u64,
     lost_out: u64,
     retrans_out: u64,
@@ -91,7 +101,7 @@ impl Sender {
             state: CaState::Open,
             recovery_point: 0,
             board: VecDeque::new(),
-            dsn: VecDeque::new(),
+            sack_cache: [(0, 0); 3],
             sacked_out: 0,
             lost_out: 0,
             retrans_out: 0,
@@ -160,16 +170,16 @@ impl Sender {
     }
 
     pub fn flags(&self, seq: u64) -> u8 {
-        self.board[(seq - self.snd_una) as usize]
+        self.board[(seq - self.snd_una) as usize].flags
     }
 
     fn set(&mut self, seq: u64, flag: u8) {
-        self.board[(seq - self.snd_una) as usize] |= flag;
+        self.board[(seq - self.snd_una) as usize].flags |= flag;
     }
 
     /// The data sequence number carried by outstanding segment `seq`.
     pub fn dsn_of(&self, seq: u64) -> u64 {
-        self.dsn[(seq - self.snd_una) as usize]
+        self.board[(seq - self.snd_una) as usize].dsn
     }
 
     /// The window has room for one more segment in the network.
@@ -201,8 +211,7 @@ impl Sender {
     /// sequence number. The caller checked `has_room`.
     pub fn send_new(&mut self, dsn: u64) -> u64 {
         let s = self.snd_nxt;
-        self.board.push_back(0);
-        self.dsn.push_back(dsn);
+        self.board.push_back(Segment { flags: 0, dsn });
         self.snd_nxt += 1;
         s
     }
@@ -212,9 +221,8 @@ impl Sender {
     pub fn unsacked_dsns(&self) -> impl Iterator<Item = u64> + '_ {
         self.board
             .iter()
-            .zip(&self.dsn)
-            .filter(|(f, _)| **f & SACKED == 0)
-            .map(|(_, d)| *d)
+            .filter(|seg| seg.flags & SACKED == 0)
+            .map(|seg| seg.dsn)
     }
 
     /// Processes one ACK.
@@ -223,11 +231,14 @@ impl Sender {
         let mut newly_lost = false;
         if ack.seq > self.snd_una && ack.seq <= self.snd_nxt {
             let n = ack.seq - self.snd_una;
-            self.dsn.drain(..n as usize);
-            for f in self.board.drain(..n as usize) {
-                self.sacked_out -= (f & SACKED != 0) as u64;
-                self.lost_out -= (f & LOST != 0 && f & SACKED == 0) as u64;
-                self.retrans_out -= (f & RETRANS != 0 && f & SACKED == 0) as u64;
+            let marked = self.sacked_out + self.lost_out + self.retrans_out > 0;
+            for _ in 0..n {
+                let f = self.board.pop_front().expect("outstanding").flags;
+                if marked {
+                    self.sacked_out -= (f & SACKED != 0) as u64;
+                    self.lost_out -= (f & LOST != 0 && f & SACKED == 0) as u64;
+                    self.retrans_out -= (f & RETRANS != 0 && f & SACKED == 0) as u64;
+                }
             }
             self.snd_una = ack.seq;
             res.acked = n;
@@ -258,21 +269,19 @@ impl Sender {
             }
         }
         if self.sack {
-            for &(a, b) in &ack.sack {
+            let cache = self.sack_cache;
+            for (k, &(a, b)) in ack.sack.iter().enumerate() {
+                self.sack_cache[k] = (0, 0);
                 if b <= a {
                     continue;
                 }
                 let start = (ack.seq + a as u64).max(self.snd_una);
                 let end = (ack.seq + b as u64).min(self.snd_nxt);
-                for s in start..end {
-                    let f = self.flags(s);
-                    if f & SACKED == 0 {
-                        self.set(s, SACKED);
-                        self.sacked_out += 1;
-                        self.lost_out -= (f & LOST != 0) as u64;
-                        self.retrans_out -= (f & RETRANS != 0) as u64;
-                    }
+                if start >= end {
+                    continue;
                 }
+                self.sack_cache[k] = (start, end);
+                self.sack_range(start, end, &cache);
                 self.fack = self.fack.max(end);
             }
             // FACK: a segment with DupThresh SACKed segments' worth above it is lost.
@@ -290,6 +299,33 @@ impl Sender {
         };
         res.loss_detected = newly_lost && self.state == CaState::Open;
         res
+    }
+
+    /// Marks `[start, end)` SACKed, skipping what the previous ACK's blocks covered.
+    fn sack_range(&mut self, start: u64, end: u64, cache: &[(u64, u64); 3]) {
+        let mut s = start;
+        while s < end {
+            if let Some(&(_, e)) = cache.iter().find(|&&(a, e)| a <= s && s < e) {
+                s = e;
+                continue;
+            }
+            let stop = cache
+                .iter()
+                .filter(|&&(a, _)| a > s && a < end)
+                .map(|&(a, _)| a)
+                .min()
+                .unwrap_or(end);
+            for q in s..stop {
+                let f = self.flags(q);
+                if f & SACKED == 0 {
+                    self.set(q, SACKED);
+                    self.sacked_out += 1;
+                    self.lost_out -= (f & LOST != 0) as u64;
+                    self.retrans_out -= (f & RETRANS != 0) as u64;
+                }
+            }
+            s = stop;
+        }
     }
 
     fn mark_lost(&mut self, seq: u64) -> bool {
@@ -324,10 +360,10 @@ impl Sender {
         self.lost_out = 0;
         self.retrans_out = 0;
         self.dup_acks = 0;
-        for f in self.board.iter_mut() {
-            *f &= SACKED;
-            if *f == 0 {
-                *f = LOST;
+        for seg in self.board.iter_mut() {
+            seg.flags &= SACKED;
+            if seg.flags == 0 {
+                seg.flags = LOST;
                 self.lost_out += 1;
             }
         }

@@ -21,7 +21,7 @@ use super::tun::Tun;
 use crate::plan::Plan;
 use anyhow::{Context, Result};
 use measure::LinkMeter;
-use net::{AqmParams, DropReason, EventQueue, Fabric, Forwarded, LinkWake, Nanos, RouteId};
+use net::{AqmParams, Arrival, DropReason, EventQueue, Fabric, Forwarded, Nanos, RouteId};
 use scenario::Scenario;
 use scenario::model::{DirId, NodeId};
 use std::collections::HashMap;
@@ -53,7 +53,8 @@ pub struct EmuConfig {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Wake {
-    Link(LinkWake),
+    /// The head of a link direction's pipe reaches the far end.
+    Link(DirId),
     Event(u32),
     Warmup,
     Trace,
@@ -144,7 +145,7 @@ impl Emulator {
         for (l, path) in &config.captures {
             captures[*l] = Some(Capture::create(path)?);
         }
-        let mut wakes = EventQueue::default();
+        let mut wakes = EventQueue::with_keys(sc.links.len() * 2);
         for (i, e) in sc.events.iter().enumerate() {
             wakes.push(e.at.nanos(), Wake::Event(i as u32));
         }
@@ -276,9 +277,7 @@ impl Emulator {
     /// `frame` reaches the link of its current hop at `t`.
     fn enter(&mut self, t: Nanos, frame: Frame) {
         let wakes = &mut self.wakes;
-        let entered = self
-            .fabric
-            .enter(t, frame, &mut |at, w| wakes.push(at, Wake::Link(w)));
+        let entered = self.fabric.enter(t, frame, &mut link_wake(wakes));
         self.after_entry(entered);
     }
 
@@ -298,19 +297,14 @@ impl Emulator {
     fn fire_due(&mut self, now: Nanos) -> Result<()> {
         while let Some((t, w)) = self.wakes.pop_due(now) {
             match w {
-                Wake::Link(LinkWake::TxDone(d)) => {
-                    let wakes = &mut self.wakes;
-                    let lost = self
-                        .fabric
-                        .tx_done(d, t, &mut |at, w| wakes.push(at, Wake::Link(w)));
-                    if let Some(lost) = lost {
-                        self.pool.give(lost.data);
-                    }
-                }
-                Wake::Link(LinkWake::Arrival(d)) => self.arrivals(d, t, now)?,
+                Wake::Link(d) => self.arrivals(d, t, now)?,
                 Wake::Event(i) => self.apply_event(i as usize, t),
-                Wake::Warmup => self.meter.warmup(t, &self.fabric.links),
+                Wake::Warmup => {
+                    self.fabric.sync_stats(t);
+                    self.meter.warmup(t, &self.fabric.links)
+                }
                 Wake::Trace => {
+                    self.fabric.sync_stats(t);
                     self.meter.trace(t, &self.fabric.links);
                     self.wakes.push(t + self.config.trace_interval, Wake::Trace);
                 }
@@ -323,16 +317,19 @@ impl Emulator {
     fn arrivals(&mut self, d: DirId, mut t: Nanos, now: Nanos) -> Result<()> {
         loop {
             let wakes = &mut self.wakes;
-            let Some((frame, next)) = self
-                .fabric
-                .arrive(d, t, Some(now), &mut |at, w| wakes.push(at, Wake::Link(w)))
+            let Some((arrival, next)) = self.fabric.arrive(d, t, Some(now), &mut link_wake(wakes))
             else {
                 return Ok(());
             };
-            if let Some(cap) = &mut self.captures[d.link().index()] {
-                cap.write(t, frame.bytes())?;
+            match arrival {
+                Arrival::Delivered(frame) => {
+                    if let Some(cap) = &mut self.captures[d.link().index()] {
+                        cap.write(t, frame.bytes())?;
+                    }
+                    self.forward(t, frame)?;
+                }
+                Arrival::Lost(frame) => self.pool.give(frame.data),
             }
-            self.forward(t, frame)?;
             match next {
                 Some(n) => t = n,
                 None => return Ok(()),
@@ -342,11 +339,10 @@ impl Emulator {
 
     /// `frame` has crossed its current hop at `t`: on to the next link, or out.
     fn forward(&mut self, t: Nanos, frame: Frame) -> Result<()> {
-        let wakes = &mut self.wakes;
-        let frame = match self
+        let forwarded = self
             .fabric
-            .forward(t, frame, &mut |at, w| wakes.push(at, Wake::Link(w)))
-        {
+            .forward(t, frame, &mut link_wake(&mut self.wakes));
+        let frame = match forwarded {
             Forwarded::Entered(entered) => {
                 self.after_entry(entered);
                 return Ok(());
@@ -370,12 +366,13 @@ impl Emulator {
     }
 
     fn apply_event(&mut self, i: usize, t: Nanos) {
-        let (meter, pool) = (&mut self.meter, &mut self.pool);
+        let (meter, pool, wakes) = (&mut self.meter, &mut self.pool, &mut self.wakes);
         self.fabric.apply(
             t,
             &self.sc.events[i],
             |d, link| meter.capacity_changes(t, d, link),
             |f| pool.give(f.data),
+            &mut link_wake(wakes),
         );
     }
 
@@ -401,4 +398,9 @@ impl Emulator {
             realtime: self.realtime,
         })
     }
+}
+
+/// Schedules a link direction's wake-up: its one keyed event in the queue.
+fn link_wake(wakes: &mut EventQueue<Wake>) -> impl FnMut(Nanos, DirId) + '_ {
+    |t, d| wakes.push_keyed(d.index(), t, Wake::Link(d))
 }
