@@ -37,6 +37,10 @@ enum Command {
         /// Runs per variant, with seeds base, base+1, ...
         #[arg(long, default_value_t = 1)]
         seeds: u32,
+        /// Runs at once (variants x seeds), default one per core; results do not depend on
+        /// it. The kernel backend runs one at a time.
+        #[arg(long, short = 'j')]
+        jobs: Option<usize>,
         /// Fix a parameter: --set cc=reno --set n=10 (removes it from the variant matrix).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
@@ -161,6 +165,7 @@ fn main() -> ExitCode {
             backend,
             out,
             seeds,
+            jobs,
             set,
             report,
             strict,
@@ -173,6 +178,7 @@ fn main() -> ExitCode {
                 backend,
                 out,
                 seeds,
+                jobs,
                 set,
                 report,
                 pcap,

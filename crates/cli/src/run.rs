@@ -7,6 +7,7 @@ use scenario::metrics::{Entity, Metric, Quantity};
 use scenario::{Backend, LoadOptions, Progress, Scenario, load_file};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 pub fn load_options(set: &[String]) -> Result<LoadOptions> {
     let mut overrides = Vec::new();
@@ -71,6 +72,8 @@ pub struct RunArgs {
     pub backend: BackendKind,
     pub out: Option<PathBuf>,
     pub seeds: u32,
+    /// Runs at once; `None`: one per core.
+    pub jobs: Option<usize>,
     pub set: Vec<String>,
     pub report: bool,
     /// Links to capture (kernel backend).
@@ -134,6 +137,11 @@ pub fn run(path: &Path, args: &RunArgs) -> Result<bool> {
     if args.seeds == 0 {
         bail!("--seeds must be at least 1");
     }
+    let jobs = match args.jobs {
+        Some(0) => bail!("--jobs must be at least 1"),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
     let mut variants = load(path, &args.set)?;
     if let Some(d) = &args.duration {
         shorten(&mut variants, d)?;
@@ -158,7 +166,7 @@ pub fn run(path: &Path, args: &RunArgs) -> Result<bool> {
             pcap_staging(&out),
         )?),
     };
-    let (variants, runs) = run_all(backend.as_mut(), variants, args.seeds)?;
+    let (variants, runs) = run_all(backend.as_mut(), variants, args.seeds, jobs)?;
 
     let summary = summarize(&variants, &runs, backend.name());
     write_results(&out, &summary, &runs)?;
@@ -207,7 +215,12 @@ impl Progress for Bar<'_> {
 }
 
 /// Every variant the backend can run, each with every seed.
-fn run_all(backend: &mut dyn Backend, variants: Vec<Scenario>, seeds: u32) -> Result<Runs> {
+fn run_all(
+    backend: &mut dyn Backend,
+    variants: Vec<Scenario>,
+    seeds: u32,
+    jobs: usize,
+) -> Result<Runs> {
     let mut runnable = Vec::new();
     for sc in variants {
         match backend.unsupported(&sc) {
@@ -231,25 +244,110 @@ fn run_all(backend: &mut dyn Backend, variants: Vec<Scenario>, seeds: u32) -> Re
         );
     }
     let bar = progress_bar(runnable.len() as u64 * seeds as u64);
-    let mut runs = Vec::new();
-    for (i, sc) in runnable.iter().enumerate() {
-        let mut rs = Vec::new();
-        for k in 0..seeds {
-            let seed = sc.seed + k as u64;
+    let tasks: Vec<(usize, u64)> = runnable
+        .iter()
+        .enumerate()
+        .flat_map(|(i, sc)| (0..seeds as u64).map(move |k| (i, sc.seed + k)))
+        .collect();
+    let results = if jobs > 1 && tasks.len() > 1 && backend.fork().is_some() {
+        run_parallel(backend, &runnable, &tasks, jobs, &bar)?
+    } else {
+        let mut results = Vec::new();
+        for (n, &(i, seed)) in tasks.iter().enumerate() {
+            let sc = &runnable[i];
             bar.set_message(format!("{} seed {seed}", label(sc)));
             let mut progress = Bar {
                 bar: &bar,
-                base: (i as u64 * seeds as u64 + k as u64) * 1000,
+                base: n as u64 * 1000,
             };
-            let result = backend
-                .run(sc, seed, &mut progress)
-                .with_context(|| format!("{} seed {seed}", label(sc)))?;
-            rs.push(result);
+            results.push(
+                backend
+                    .run(sc, seed, &mut progress)
+                    .with_context(|| format!("{} seed {seed}", label(sc)))?,
+            );
         }
-        runs.push(rs);
-    }
+        results
+    };
     bar.finish_and_clear();
+    let mut results = results.into_iter();
+    let runs = runnable
+        .iter()
+        .map(|_| results.by_ref().take(seeds as usize).collect())
+        .collect();
     Ok((runnable, runs))
+}
+
+/// Runs `tasks` (variant, seed) on `jobs` threads, each with its own copy of the backend;
+/// the results come back in the order of `tasks`, whatever order they finish in.
+fn run_parallel(
+    backend: &dyn Backend,
+    runnable: &[Scenario],
+    tasks: &[(usize, u64)],
+    jobs: usize,
+    bar: &ProgressBar,
+) -> Result<Vec<scenario::RunResult>> {
+    use rayon::prelude::*;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .context("starting the worker threads")?;
+    let copies: Vec<Box<dyn Backend + Send>> = tasks
+        .iter()
+        .map(|_| backend.fork().expect("the backend forks"))
+        .collect();
+    let done = AtomicU64::new(0);
+    let finished = AtomicU64::new(0);
+    bar.set_message(format!("0 of {} runs, {jobs} at once", tasks.len()));
+    let results: Vec<Result<scenario::RunResult>> = pool.install(|| {
+        copies
+            .into_par_iter()
+            .zip(tasks.par_iter())
+            .map(|(mut copy, &(i, seed))| {
+                let sc = &runnable[i];
+                let mut progress = SharedBar {
+                    bar,
+                    done: &done,
+                    reported: 0,
+                };
+                let result = copy
+                    .run(sc, seed, &mut progress)
+                    .with_context(|| format!("{} seed {seed}", label(sc)));
+                progress.fraction(1.0);
+                let n = finished.fetch_add(1, Ordering::Relaxed) + 1;
+                bar.set_message(format!("{n} of {} runs, {jobs} at once", tasks.len()));
+                result
+            })
+            .collect()
+    });
+    results.into_iter().collect()
+}
+
+/// The progress of one of several runs going on at once: the bar shows their sum.
+struct SharedBar<'a> {
+    bar: &'a ProgressBar,
+    /// Thousandths of a run done, all runs together.
+    done: &'a AtomicU64,
+    /// What this run has added to `done`.
+    reported: u64,
+}
+
+impl Progress for SharedBar<'_> {
+    fn fraction(&mut self, done: f64) {
+        let now = (done.clamp(0.0, 1.0) * 1000.0) as u64;
+        if now > self.reported {
+            let delta = now - self.reported;
+            let before = self.done.fetch_add(delta, Ordering::Relaxed);
+            self.reported = now;
+            self.bar.set_position(before + delta);
+        }
+    }
+    fn note(&mut self, line: &str) {
+        if self.bar.is_hidden() {
+            eprintln!("{line}");
+        } else {
+            self.bar.println(line);
+        }
+    }
 }
 
 fn print_table(s: &report::Summary) {

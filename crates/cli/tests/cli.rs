@@ -158,3 +158,85 @@ fn strict_fails_when_a_check_fails() {
     assert_eq!(run(true).status.code(), Some(1));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The same runs on one thread or several give the same results file for file (the
+/// wall-clock time of each run aside), and `--jobs 0` is refused.
+#[test]
+fn results_do_not_depend_on_jobs() {
+    let dir = temp("jobs");
+    let run = |jobs: &str| {
+        let out_dir = dir.join(format!("j{jobs}"));
+        let out = bin()
+            .arg("run")
+            .arg(scenarios().join("e2-responsiveness.toml"))
+            .args(["--seeds", "2", "--duration", "60s", "--jobs", jobs, "--out"])
+            .arg(&out_dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out_dir
+    };
+    let files = |d: &Path| {
+        let mut v: Vec<(String, String)> = Vec::new();
+        for entry in walk(d) {
+            let text = std::fs::read_to_string(&entry).unwrap();
+            let text = if entry.ends_with("summary.json") {
+                let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+                strip_wall_time(&mut json);
+                json.to_string()
+            } else {
+                text
+            };
+            let rel = entry.strip_prefix(d).unwrap().display().to_string();
+            v.push((rel, text));
+        }
+        v.sort();
+        v
+    };
+    let one = files(&run("1"));
+    assert!(one.len() > 3, "summary and series: {one:?}");
+    for jobs in ["2", "5"] {
+        assert!(
+            files(&run(jobs)) == one,
+            "--jobs {jobs} changed the results"
+        );
+    }
+    let out = bin()
+        .arg("run")
+        .arg(scenarios().join("reno-fairness.toml"))
+        .args(["--jobs", "0", "--out"])
+        .arg(dir.join("j0"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--jobs must be at least 1"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn walk(d: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(d).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn strip_wall_time(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(m) => {
+            m.remove("wall_s");
+            m.values_mut().for_each(strip_wall_time);
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(strip_wall_time),
+        _ => {}
+    }
+}

@@ -30,6 +30,13 @@ pub trait Backend {
         false
     }
 
+    /// An independent copy for another thread, if runs of this backend may proceed side by
+    /// side (the simulator: each run is a pure function of its scenario and seed). A
+    /// backend that owns the machine's network (the kernel) returns `None`.
+    fn fork(&self) -> Option<Box<dyn Backend + Send>> {
+        None
+    }
+
     /// Why this backend cannot run `sc`, if it cannot (the variant is then skipped).
     fn unsupported(&self, _sc: &Scenario) -> Option<String> {
         None

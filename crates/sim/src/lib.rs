@@ -39,6 +39,10 @@ impl scenario::Backend for Simulator {
         "sim"
     }
 
+    fn fork(&self) -> Option<Box<dyn scenario::Backend + Send>> {
+        Some(Box::new(Simulator))
+    }
+
     fn run(
         &mut self,
         sc: &Scenario,
