@@ -76,14 +76,29 @@ enum Command {
     },
     /// Two results folders of one scenario side by side (e.g. sim and kernel), as Markdown.
     Compare { a: PathBuf, b: PathBuf },
-    /// Simulator benchmark: packet-hops and events per second, peak memory, on a dumbbell.
+    /// Simulator benchmark: packet-hops and events per second, events per hop and peak
+    /// memory, on TCP and MPTCP dumbbells and many on/off sources.
     Bench {
-        /// Numbers of bulk flows to run, one measurement each.
+        /// Workloads to measure.
+        #[arg(
+            long,
+            value_enum,
+            value_delimiter = ',',
+            default_value = "tcp,mptcp,onoff"
+        )]
+        workload: Vec<bench::Workload>,
+        /// Numbers of flows (sources) to run, one measurement each.
         #[arg(long, value_delimiter = ',', default_value = "10,100,1000")]
         flows: Vec<u32>,
         /// Simulated seconds per measurement.
         #[arg(long, default_value_t = 10.0)]
         seconds: f64,
+        /// Print the scenario of one workload and size (to run it with another build).
+        #[arg(long)]
+        print_scenario: bool,
+        /// One JSON line per measurement instead of a table.
+        #[arg(long)]
+        json: bool,
         /// Internal: run one measurement in this process and print it as JSON.
         #[arg(long, hide = true)]
         child: bool,
@@ -197,10 +212,21 @@ fn main() -> ExitCode {
             true
         }),
         Command::Bench {
+            workload,
             flows,
             seconds,
+            print_scenario,
+            json,
             child,
-        } => bench::bench(&flows, seconds, child).map(|_| true),
+        } => bench::bench(&bench::BenchArgs {
+            workloads: workload,
+            flows,
+            seconds,
+            print_scenario,
+            child,
+            json,
+        })
+        .map(|_| true),
         Command::Cc { action } => match action {
             CcAction::Install { names } => cc::install(&names),
             CcAction::Remove { names, force } => cc::remove(&names, force),
