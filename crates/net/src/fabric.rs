@@ -100,6 +100,9 @@ impl<P: Routed> Fabric<P> {
 
     /// `pkt` enters the link direction of its current hop at `now`. If the direction was
     /// empty, `wake` is told when to call [`Fabric::arrive`] for it.
+    // Inlined into the caller so that the packet, whose hop `forward` just changed, stays in
+    // registers (a narrow store then a wide load of it stalls store forwarding).
+    #[inline(always)]
     pub fn enter(&mut self, now: Nanos, pkt: P, wake: &mut impl FnMut(Nanos, DirId)) -> Entered<P> {
         let h = pkt.routing();
         let dir = self.routes.hops(h.route)[h.hop as usize];
@@ -118,6 +121,7 @@ impl<P: Routed> Fabric<P> {
     /// on the wire, unless the wake-up was stale. The next wake-up is scheduled through
     /// `wake`, unless it is due by `batch_until`: a driver that runs late (the emulator)
     /// takes every packet due by then in one go, calling again with the returned time.
+    #[inline]
     pub fn arrive(
         &mut self,
         dir: DirId,
@@ -137,6 +141,7 @@ impl<P: Routed> Fabric<P> {
 
     /// `pkt` crossed its current hop at `now`: it enters the next one, or, at the end of
     /// its route, is handed back for its endpoint.
+    #[inline(always)]
     pub fn forward(
         &mut self,
         now: Nanos,

@@ -140,10 +140,13 @@ struct Slot<P> {
 
 pub struct LinkDir<P> {
     params: LinkParams,
-    /// Every packet not yet delivered, in order: `[..departed]` have left the transmitter
-    /// (in the pipe, or lost on the wire), `[departed..started]` is the one in transmission
-    /// (if any), `[started..]` wait in the queue.
+    /// Every packet not yet delivered, in order. Counting every packet ever accepted, the
+    /// first `front` were delivered, `[front..departed]` have left the transmitter (in the
+    /// pipe, or lost on the wire), `[departed..started]` is the one in transmission (if
+    /// any), `[started..front + slots.len()]` wait in the queue. (Counts that only grow:
+    /// taking a packet out changes one of them, not all.)
     slots: VecDeque<Slot<P>>,
+    front: usize,
     departed: usize,
     started: usize,
     /// Bytes of the waiting packets.
@@ -156,6 +159,9 @@ pub struct LinkDir<P> {
     /// Time up to which the queue-length integral is accounted.
     last_change: Nanos,
     typical_tx: Nanos,
+    /// The serialisation times of the last two packet sizes seen: almost every packet is a
+    /// full segment or a pure ACK, and a 64-bit division per packet and hop is dear.
+    tx_times: [(u32, Nanos); 2],
     pub stats: LinkStats,
 }
 
@@ -166,6 +172,7 @@ impl<P: Packet> LinkDir<P> {
             aqm: Aqm::new(&params.aqm),
             params,
             slots: VecDeque::new(),
+            front: 0,
             departed: 0,
             started: 0,
             queued_bytes: 0,
@@ -174,6 +181,7 @@ impl<P: Packet> LinkDir<P> {
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             last_change: 0,
             typical_tx,
+            tx_times: [(u32::MAX, 0); 2],
             stats: LinkStats::default(),
         }
     }
@@ -187,13 +195,31 @@ impl<P: Packet> LinkDir<P> {
     /// Packets waiting, not counting the one being transmitted, as of the last time the
     /// direction was advanced (see [`LinkDir::sync_stats`]).
     pub fn queue_pkts(&self) -> usize {
-        self.slots.len() - self.started
+        self.end() - self.started
     }
     pub fn queue_bytes(&self) -> u64 {
         self.queued_bytes
     }
     pub fn red_average(&self) -> Option<f64> {
         self.aqm.average()
+    }
+
+    /// The serialisation time of a packet of `bytes` at the current rate.
+    #[inline]
+    fn tx_time(&mut self, bytes: u32) -> Nanos {
+        match self.tx_times {
+            [(b, t), _] | [_, (b, t)] if b == bytes => t,
+            [first, _] => {
+                let t = tx_time(bytes, self.params.rate_bps);
+                self.tx_times = [(bytes, t), first];
+                t
+            }
+        }
+    }
+
+    /// One past the last packet accepted.
+    fn end(&self) -> usize {
+        self.front + self.slots.len()
     }
 
     fn account_queue(&mut self, now: Nanos) {
@@ -208,7 +234,7 @@ impl<P: Packet> LinkDir<P> {
     #[inline]
     fn advance(&mut self, now: Nanos) {
         // Called twice per packet and hop; usually nothing is due.
-        if self.departed < self.started && self.slots[self.departed].tx_end <= now {
+        if self.departed < self.started && self.slots[self.departed - self.front].tx_end <= now {
             self.play_back(now);
         }
     }
@@ -216,7 +242,7 @@ impl<P: Packet> LinkDir<P> {
     #[inline(never)]
     fn play_back(&mut self, now: Nanos) {
         while self.departed < self.started {
-            let slot = &self.slots[self.departed];
+            let slot = &self.slots[self.departed - self.front];
             let t = slot.tx_end;
             if t > now {
                 return;
@@ -225,16 +251,16 @@ impl<P: Packet> LinkDir<P> {
             self.stats.tx_bytes += slot.pkt.wire_bytes() as u64;
             if self.params.loss > 0.0 && self.rng.random::<f64>() < self.params.loss {
                 self.stats.drops_loss += 1;
-                self.slots[self.departed].lost = true;
+                self.slots[self.departed - self.front].lost = true;
             }
             self.departed += 1;
-            if self.started < self.slots.len() {
+            if self.started < self.end() {
                 // The next one was waiting behind: its transmission starts at `t`.
                 self.account_queue(t);
-                self.queued_bytes -= self.slots[self.started].pkt.wire_bytes() as u64;
+                self.queued_bytes -= self.slots[self.started - self.front].pkt.wire_bytes() as u64;
                 self.started += 1;
             }
-            if self.started == self.slots.len() {
+            if self.started == self.end() {
                 self.aqm.on_empty(t);
             }
         }
@@ -247,6 +273,7 @@ impl<P: Packet> LinkDir<P> {
     }
 
     /// A packet arrives at the queue at `now`.
+    #[inline]
     pub fn enqueue(&mut self, now: Nanos, pkt: P) -> Enqueued<P> {
         self.stats.arrived_pkts += 1;
         if !self.up {
@@ -289,7 +316,7 @@ impl<P: Packet> LinkDir<P> {
             self.stats.max_queue_pkts = self.stats.max_queue_pkts.max(waiting);
             self.slots.back().expect("the transmitter is busy").tx_end
         };
-        let tx_end = tx_start + tx_time(bytes, self.params.rate_bps);
+        let tx_end = tx_start + self.tx_time(bytes);
         // The pipe is FIFO: a packet never overtakes the one ahead, even after the delay
         // was shortened.
         let arrival = (tx_end + self.params.delay).max(self.slots.back().map_or(0, |s| s.arrival));
@@ -311,6 +338,7 @@ impl<P: Packet> LinkDir<P> {
     /// lost on the wire) and, if another packet follows, the time of the next wake-up, which
     /// the caller must schedule (or take at once, calling again with that time). `None`
     /// for a stale wake-up.
+    #[inline]
     pub fn deliver(&mut self, now: Nanos) -> Option<(Arrival<P>, Option<Nanos>)> {
         if self.wake != Some(now) {
             return None;
@@ -320,10 +348,9 @@ impl<P: Packet> LinkDir<P> {
             .slots
             .front()
             .expect("a wake-up is asked only for a packet");
-        debug_assert!(head.arrival <= now && self.departed > 0);
+        debug_assert!(head.arrival <= now && self.departed > self.front);
         let slot = self.slots.pop_front().expect("checked above");
-        self.departed -= 1;
-        self.started -= 1;
+        self.front += 1;
         self.wake = self.slots.front().map(|s| s.arrival);
         let arrival = if slot.lost {
             Arrival::Lost(slot.pkt)
@@ -345,6 +372,7 @@ impl<P: Packet> LinkDir<P> {
                 self.stats.drops_down += !slot.lost as u64;
                 lost.push(slot.pkt);
             }
+            self.front = 0;
             self.departed = 0;
             self.started = 0;
             self.queued_bytes = 0;
@@ -360,7 +388,8 @@ impl<P: Packet> LinkDir<P> {
     fn set_rate(&mut self, rate_bps: u64) {
         self.params.rate_bps = rate_bps;
         self.typical_tx = tx_time(1500, rate_bps);
-        for i in self.started..self.slots.len() {
+        self.tx_times = [(u32::MAX, 0); 2];
+        for i in self.started - self.front..self.slots.len() {
             let start = self.slots[i - 1].tx_end;
             let slot = &mut self.slots[i];
             slot.tx_start = start;
@@ -378,7 +407,7 @@ impl<P: Packet> LinkDir<P> {
     /// change of rate or delay); returns the head's arrival if the wake-up must move.
     fn retime_arrivals(&mut self) -> Option<Nanos> {
         let delay = self.params.delay;
-        for i in self.departed..self.slots.len() {
+        for i in self.departed - self.front..self.slots.len() {
             let ahead = if i == 0 { 0 } else { self.slots[i - 1].arrival };
             let slot = &mut self.slots[i];
             slot.arrival = (slot.tx_end + delay).max(ahead);

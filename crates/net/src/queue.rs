@@ -145,8 +145,110 @@ impl<E> Tournament<E> {
     }
 }
 
+/// At most one event per key, for a few keys: a plain array and the earliest remembered.
+/// Popping forgets it and the next peek scans the array again (a few keys fit in a cache
+/// line or two, cheaper than walking a tree twice per event).
+struct Scan<E> {
+    keys: Vec<Key>,
+    events: Vec<Option<E>>,
+    /// The earliest key and its leaf, when known.
+    earliest: Option<(usize, Key)>,
+    len: usize,
+}
+
+impl<E> Scan<E> {
+    fn new(n: usize) -> Self {
+        Scan {
+            keys: vec![NONE; n],
+            events: (0..n).map(|_| None).collect(),
+            earliest: None,
+            len: 0,
+        }
+    }
+
+    fn schedule(&mut self, k: usize, key: Key, event: E) {
+        self.len += self.events[k].is_none() as usize;
+        self.events[k] = Some(event);
+        let before = std::mem::replace(&mut self.keys[k], key);
+        match self.earliest {
+            Some((_, e)) if key < e => self.earliest = Some((k, key)),
+            // The earliest moved later: it may no longer be.
+            Some((leaf, _)) if leaf == k && key > before => self.earliest = None,
+            _ => {}
+        }
+    }
+
+    fn peek(&mut self) -> Option<(usize, Key)> {
+        if self.earliest.is_none() {
+            let (mut best, mut leaf) = (NONE, 0);
+            for (k, &key) in self.keys.iter().enumerate() {
+                if key < best {
+                    best = key;
+                    leaf = k;
+                }
+            }
+            self.earliest = Some((leaf, best));
+        }
+        self.earliest.filter(|&(_, key)| key != NONE)
+    }
+
+    fn pop(&mut self, k: usize) -> E {
+        self.len -= 1;
+        self.keys[k] = NONE;
+        self.earliest = None;
+        self.events[k].take().expect("a keyed event")
+    }
+}
+
+/// Keyed events: scanned when there are few keys, a tournament tree when there are many.
+enum Keyed<E> {
+    Scan(Scan<E>),
+    Tree(Tournament<E>),
+}
+
+/// Up to this many keys, scanning beats the tree.
+const SCAN_KEYS: usize = 32;
+
+impl<E> Keyed<E> {
+    #[inline]
+    fn new(n: usize) -> Self {
+        if n <= SCAN_KEYS {
+            Keyed::Scan(Scan::new(n))
+        } else {
+            Keyed::Tree(Tournament::new(n))
+        }
+    }
+    #[inline]
+    fn schedule(&mut self, k: usize, key: Key, event: E) {
+        match self {
+            Keyed::Scan(s) => s.schedule(k, key, event),
+            Keyed::Tree(t) => t.schedule(k, key, event),
+        }
+    }
+    #[inline]
+    fn peek(&mut self) -> Option<(usize, Key)> {
+        match self {
+            Keyed::Scan(s) => s.peek(),
+            Keyed::Tree(t) => t.peek(),
+        }
+    }
+    #[inline]
+    fn pop(&mut self, k: usize) -> E {
+        match self {
+            Keyed::Scan(s) => s.pop(k),
+            Keyed::Tree(t) => t.pop(k),
+        }
+    }
+    fn len(&self) -> usize {
+        match self {
+            Keyed::Scan(s) => s.len,
+            Keyed::Tree(t) => t.len,
+        }
+    }
+}
+
 pub struct EventQueue<E> {
-    keyed: Tournament<E>,
+    keyed: Keyed<E>,
     other: BinaryHeap<Entry<E>>,
     next_seq: u64,
     popped: u64,
@@ -162,7 +264,7 @@ impl<E> EventQueue<E> {
     /// A queue for keyed events of keys `0..keys` (and any number of others).
     pub fn with_keys(keys: usize) -> Self {
         EventQueue {
-            keyed: Tournament::new(keys),
+            keyed: Keyed::new(keys),
             other: BinaryHeap::new(),
             next_seq: 0,
             popped: 0,
@@ -230,7 +332,7 @@ impl<E> EventQueue<E> {
 
     /// Events waiting.
     pub fn len(&self) -> usize {
-        self.keyed.len + self.other.len()
+        self.keyed.len() + self.other.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -260,7 +362,13 @@ mod tests {
     /// less the keyed events that were replaced before they were due.
     #[test]
     fn keyed_events_keep_the_single_heap_order() {
-        let keys = 5;
+        // A few keys (scanned) and many (a tree).
+        for keys in [5, 3 * SCAN_KEYS] {
+            keyed_order(keys);
+        }
+    }
+
+    fn keyed_order(keys: usize) {
         let mut single = EventQueue::default();
         let mut split = EventQueue::with_keys(keys);
         // The single heap's events carry whether they are still live.

@@ -36,6 +36,14 @@ struct ConnSlot {
     scheduled: [Option<Nanos>; 2],
 }
 
+/// Which endpoints of a connection acted (and may have packets, events or a new deadline).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Acted {
+    Client,
+    Server,
+    Both,
+}
+
 pub struct World<'s> {
     pub sc: &'s Scenario,
     pub now: Nanos,
@@ -207,12 +215,18 @@ impl<'s> World<'s> {
     fn deliver(&mut self, pkt: Packet) {
         let c = pkt.conn;
         let slot = &mut self.conns[c.index()];
-        match (pkt.kind.to_server(), &mut slot.client, &mut slot.server) {
-            (true, _, Some(server)) => server.handle_packet(self.now, &pkt),
-            (false, Some(client), _) => client.handle_packet(self.now, &pkt),
+        let acted = match (pkt.kind.to_server(), &mut slot.client, &mut slot.server) {
+            (true, _, Some(server)) => {
+                server.handle_packet(self.now, &pkt);
+                Acted::Server
+            }
+            (false, Some(client), _) => {
+                client.handle_packet(self.now, &pkt);
+                Acted::Client
+            }
             _ => return,
-        }
-        self.flush(c);
+        };
+        self.flush(c, acted);
     }
 
     fn on_timeout(&mut self, c: ConnId, end: End) {
@@ -220,32 +234,51 @@ impl<'s> World<'s> {
         if slot.scheduled[end as usize] == Some(self.now) {
             slot.scheduled[end as usize] = None;
         }
-        match (end, &mut slot.client, &mut slot.server) {
-            (End::Client, Some(client), _) => client.handle_timeout(self.now),
-            (End::Server, _, Some(server)) => server.handle_timeout(self.now),
+        let acted = match (end, &mut slot.client, &mut slot.server) {
+            (End::Client, Some(client), _) => {
+                client.handle_timeout(self.now);
+                Acted::Client
+            }
+            (End::Server, _, Some(server)) => {
+                server.handle_timeout(self.now);
+                Acted::Server
+            }
             _ => return,
-        }
-        self.flush(c);
+        };
+        self.flush(c, acted);
     }
 
     /// After an endpoint acted: its packets go out, the application learns what arrived,
-    /// a connection whose data is all acknowledged closes, and the endpoints' next
-    /// deadlines are scheduled.
-    fn flush(&mut self, c: ConnId) {
+    /// a connection whose data is all acknowledged closes, and the next deadline of the
+    /// endpoint that acted is scheduled. The other endpoint's state did not change, so it
+    /// has nothing to send and the same deadline.
+    fn flush(&mut self, c: ConnId, acted: Acted) {
         let (i, now) = (c.index(), self.now);
-        while let Some(p) = self.conns[i]
-            .server
-            .as_mut()
-            .and_then(|e| e.poll_transmit(now))
-        {
-            self.inject(p);
+        if acted != Acted::Client {
+            while let Some(p) = self.conns[i]
+                .server
+                .as_mut()
+                .and_then(|e| e.poll_transmit(now))
+            {
+                self.inject(p);
+            }
         }
-        while let Some(p) = self.conns[i]
-            .client
-            .as_mut()
-            .and_then(|e| e.poll_transmit(now))
-        {
-            self.inject(p);
+        if acted != Acted::Server {
+            while let Some(p) = self.conns[i]
+                .client
+                .as_mut()
+                .and_then(|e| e.poll_transmit(now))
+            {
+                self.inject(p);
+            }
+        }
+        if acted == Acted::Client {
+            if self.conns[i].client.as_ref().is_some_and(Client::all_acked) {
+                self.close(c);
+                return;
+            }
+            self.schedule_timeout(c, End::Client);
+            return;
         }
         let flow = self.conns[i].flow;
         while let Some(ev) = self.conns[i].server.as_mut().and_then(Server::poll_event) {
@@ -264,27 +297,30 @@ impl<'s> World<'s> {
                 }
             }
         }
-        if self.conns[i].client.as_ref().is_some_and(Client::all_acked) {
-            self.close(c);
-            return;
+        if acted == Acted::Both {
+            if self.conns[i].client.as_ref().is_some_and(Client::all_acked) {
+                self.close(c);
+                return;
+            }
+            self.schedule_timeout(c, End::Client);
         }
-        self.schedule_timeouts(c);
+        self.schedule_timeout(c, End::Server);
     }
 
-    fn schedule_timeouts(&mut self, c: ConnId) {
+    /// Schedules the endpoint's earliest deadline unless an event at or before it is
+    /// already in the queue (a later one finds the deadline moved and schedules again).
+    fn schedule_timeout(&mut self, c: ConnId, end: End) {
         let slot = &mut self.conns[c.index()];
-        let deadlines = [
-            slot.client.as_ref().and_then(Client::poll_timeout),
-            slot.server.as_ref().and_then(Server::poll_timeout),
-        ];
-        for (end, deadline) in [End::Client, End::Server].into_iter().zip(deadlines) {
-            let scheduled = &mut slot.scheduled[end as usize];
-            if let Some(d) = deadline
-                && scheduled.is_none_or(|t| t > d)
-            {
-                *scheduled = Some(d);
-                self.queue.push(d, Ev::Timeout(c, end));
-            }
+        let deadline = match end {
+            End::Client => slot.client.as_ref().and_then(Client::poll_timeout),
+            End::Server => slot.server.as_ref().and_then(Server::poll_timeout),
+        };
+        let scheduled = &mut slot.scheduled[end as usize];
+        if let Some(d) = deadline
+            && scheduled.is_none_or(|t| t > d)
+        {
+            *scheduled = Some(d);
+            self.queue.push(d, Ev::Timeout(c, end));
         }
     }
 
@@ -335,7 +371,7 @@ impl<'s> World<'s> {
         if let Some(t) = source.burst_length(group) {
             self.queue.push(self.now + t, Ev::BurstEnd(f));
         }
-        self.flush(c);
+        self.flush(c, Acted::Both);
     }
 
     /// An application that has seen no progress for its `reconnect_after` gives up and
@@ -368,7 +404,7 @@ impl<'s> World<'s> {
             if let Some(client) = self.conns[c.index()].client.as_mut() {
                 client.stop_writing();
             }
-            self.flush(c);
+            self.flush(c, Acted::Client);
         }
         let source = &mut self.flows[f.index()];
         if let Some(t) = source.idle_length(&self.sc.flows[source.slot.group]) {
