@@ -139,6 +139,18 @@ impl<P: Routed> Fabric<P> {
         }
     }
 
+    /// The packet `n` places behind the head of `dir`'s pipe (0: the next to arrive).
+    #[inline]
+    pub fn ahead(&self, dir: DirId, n: usize) -> Option<&P> {
+        self.links[dir.index()].ahead(n)
+    }
+
+    /// Whether a packet with this header is on the last hop of its route.
+    #[inline]
+    pub fn is_last_hop(&self, h: RoutingHeader) -> bool {
+        (h.hop as usize) + 1 >= self.routes.hops(h.route).len()
+    }
+
     /// `pkt` crossed its current hop at `now`: it enters the next one, or, at the end of
     /// its route, is handed back for its endpoint.
     #[inline(always)]

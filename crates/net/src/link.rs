@@ -130,6 +130,9 @@ pub enum Arrival<P> {
 }
 
 /// A packet in the direction, with the times the FIFO discipline fixed when it was queued.
+/// How many packets ahead of the head of a pipe `deliver` asks the CPU to load.
+const PREFETCH_AHEAD: usize = 4;
+
 struct Slot<P> {
     pkt: P,
     tx_start: Nanos,
@@ -352,6 +355,9 @@ impl<P: Packet> LinkDir<P> {
         let slot = self.slots.pop_front().expect("checked above");
         self.front += 1;
         self.wake = self.slots.front().map(|s| s.arrival);
+        if let Some(later) = self.slots.get(PREFETCH_AHEAD) {
+            crate::prefetch(later);
+        }
         let arrival = if slot.lost {
             Arrival::Lost(slot.pkt)
         } else {
@@ -359,6 +365,12 @@ impl<P: Packet> LinkDir<P> {
             Arrival::Delivered(slot.pkt)
         };
         Some((arrival, self.wake))
+    }
+
+    /// The packet `n` places behind the head of the pipe (0: the next to arrive).
+    #[inline]
+    pub fn ahead(&self, n: usize) -> Option<&P> {
+        self.slots.get(n).map(|s| &s.pkt)
     }
 
     /// Takes the link down (everything queued, in transmission or in flight is lost) or up.

@@ -152,6 +152,20 @@ impl PacketStore {
         self.packets[id.0 as usize]
     }
 
+    /// Starts loading a packet that will be taken soon.
+    #[inline]
+    pub fn prefetch(&self, id: PacketId) {
+        if let Some(p) = self.packets.get(id.0 as usize) {
+            net::prefetch(p);
+        }
+    }
+
+    /// A packet in the store (to look at before it is taken).
+    #[inline]
+    pub fn get(&self, id: PacketId) -> Option<&Packet> {
+        self.packets.get(id.0 as usize)
+    }
+
     /// Frees the place of a packet that was dropped.
     pub fn discard(&mut self, id: PacketId) {
         self.free.push(id.0);

@@ -115,9 +115,11 @@ impl<'s> World<'s> {
         match ev {
             Ev::LinkArrive(d) => {
                 let queue = &mut self.queue;
-                let arrived =
-                    self.fabric
-                        .arrive(DirId(d as usize), self.now, None, &mut link_wake(queue));
+                let dir = DirId(d as usize);
+                let arrived = self
+                    .fabric
+                    .arrive(dir, self.now, None, &mut link_wake(queue));
+                self.prefetch_pipe(dir);
                 match arrived {
                     Some((Arrival::Delivered(pkt), _)) => self.forward(pkt),
                     Some((Arrival::Lost(pkt), _)) => self.packets.discard(pkt.id),
@@ -155,6 +157,39 @@ impl<'s> World<'s> {
             Ev::Warmup => {
                 self.fabric.sync_stats(self.now);
                 self.link_meter.warmup(self.now, &self.fabric.links)
+            }
+        }
+    }
+
+    /// Starts loading what the next packets out of a pipe will need, one step per packet
+    /// further ahead (each step reads only what an earlier call asked for): the third
+    /// packet itself, the second's endpoint, the first's subflow. At tens of thousands of
+    /// connections these are cache misses, and waiting for each in turn was a third of the
+    /// time per hop.
+    #[inline]
+    fn prefetch_pipe(&self, dir: DirId) {
+        if let Some(third) = self.fabric.ahead(dir, 2) {
+            self.packets.prefetch(third.id);
+        }
+        for (ahead, deep) in [(1, false), (0, true)] {
+            let Some(&next) = self.fabric.ahead(dir, ahead) else {
+                continue;
+            };
+            if !self.fabric.is_last_hop(next.routing) {
+                continue;
+            }
+            let Some(pkt) = self.packets.get(next.id) else {
+                continue;
+            };
+            let Some(slot) = self.conns.get(pkt.conn.index()) else {
+                continue;
+            };
+            let subflow = pkt.subflow.index();
+            match (pkt.kind.to_server(), deep) {
+                (true, false) => net::prefetch(&slot.server),
+                (false, false) => net::prefetch(&slot.client),
+                (true, true) => slot.server.iter().for_each(|e| e.prefetch(subflow)),
+                (false, true) => slot.client.iter().for_each(|e| e.prefetch(subflow)),
             }
         }
     }

@@ -120,6 +120,15 @@ impl Client {
         None
     }
 
+    /// Starts loading the state an ACK on subflow `s` reads (see `World::prefetch_pipe`).
+    #[inline]
+    pub fn prefetch(&self, s: usize) {
+        if let Some(sf) = self.subflows.get(s) {
+            net::prefetch(sf);
+            net::prefetch(&sf.tx.rtt);
+        }
+    }
+
     pub fn poll_timeout(&self) -> Option<Nanos> {
         self.timers.next()
     }

@@ -110,6 +110,15 @@ impl Server {
         None
     }
 
+    /// Starts loading the state a segment on subflow `s` reads (see `World::prefetch_pipe`).
+    #[inline]
+    pub fn prefetch(&self, s: usize) {
+        if let Some(Some(rx)) = self.subflows.get(s) {
+            net::prefetch(rx);
+        }
+        net::prefetch(&self.data);
+    }
+
     pub fn poll_timeout(&self) -> Option<Nanos> {
         self.timers.next()
     }
