@@ -129,13 +129,12 @@ pub enum Arrival<P> {
     Lost(P),
 }
 
-/// A packet in the direction, with the times the FIFO discipline fixed when it was queued.
 /// How many packets ahead of the head of a pipe `deliver` asks the CPU to load.
 const PREFETCH_AHEAD: usize = 4;
 
+/// A packet in the direction, with the times the FIFO discipline fixed when it was queued.
 struct Slot<P> {
     pkt: P,
-    tx_start: Nanos,
     tx_end: Nanos,
     arrival: Nanos,
     lost: bool,
@@ -325,7 +324,6 @@ impl<P: Packet> LinkDir<P> {
         let arrival = (tx_end + self.params.delay).max(self.slots.back().map_or(0, |s| s.arrival));
         self.slots.push_back(Slot {
             pkt,
-            tx_start,
             tx_end,
             arrival,
             lost: false,
@@ -404,7 +402,6 @@ impl<P: Packet> LinkDir<P> {
         for i in self.started - self.front..self.slots.len() {
             let start = self.slots[i - 1].tx_end;
             let slot = &mut self.slots[i];
-            slot.tx_start = start;
             slot.tx_end = start + tx_time(slot.pkt.wire_bytes(), rate_bps);
         }
     }
