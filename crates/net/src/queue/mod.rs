@@ -101,25 +101,31 @@ impl<E> EventQueue<E> {
     }
 
     /// Pops the earliest event if it is due by `now`.
+    #[inline]
     pub fn pop_due(&mut self, now: Nanos) -> Option<(Nanos, E)> {
-        if self.peek_time()? > now {
-            return None;
-        }
-        self.pop()
+        self.pop_by(key(now, u64::MAX))
     }
 
     pub fn pop(&mut self) -> Option<(Nanos, E)> {
+        self.pop_by(NONE)
+    }
+
+    /// Pops the earliest event if its key is at most `limit`: both heads are looked at once.
+    #[inline]
+    fn pop_by(&mut self, limit: Key) -> Option<(Nanos, E)> {
         let keyed = self.keyed.peek();
-        let other = self.other.peek();
-        let keyed_first = match (keyed, other) {
-            (Some((_, a)), Some(b)) => a < b,
-            (Some(_), None) => true,
-            (None, Some(_)) => false,
-            (None, None) => return None,
-        };
+        let other = self.other.peek().unwrap_or(NONE);
         let (time, event) = match keyed {
-            Some((k, key)) if keyed_first => ((key >> 64) as Nanos, self.keyed.pop(k)),
+            Some((k, key)) if key < other => {
+                if key > limit {
+                    return None;
+                }
+                ((key >> 64) as Nanos, self.keyed.pop(k))
+            }
             _ => {
+                if other > limit || other == NONE {
+                    return None;
+                }
                 let e = self.other.pop().expect("peeked");
                 (e.time, e.event)
             }
