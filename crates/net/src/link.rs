@@ -3,7 +3,8 @@
 //!
 //! A FIFO link at a known rate knows, when a packet is queued, when its transmission will
 //! start and end and when it will reach the far end. So each packet is put in one deque
-//! with those three times, and the direction asks its caller for one wake-up only: the
+//! with the end of its transmission and its arrival (it starts when the one ahead ends, or
+//! at once on an idle link), and the direction asks its caller for one wake-up only: the
 //! arrival of the deque's head at the far end. Everything that happens in between
 //! (transmissions ending, the next packet starting, random loss on the wire, the queue
 //! emptying for RED's idle decay, the queue-length integral) is played back in time order
