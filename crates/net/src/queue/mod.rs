@@ -181,7 +181,7 @@ mod tests {
     #[test]
     fn keyed_events_keep_the_single_heap_order() {
         // A few keys (scanned) and many (a tree).
-        for keys in [5, 3 * SCAN_KEYS] {
+        for keys in [1, 2, 5, 12, 3 * SCAN_KEYS] {
             keyed_order(keys);
         }
     }
