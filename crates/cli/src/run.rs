@@ -150,6 +150,8 @@ pub fn run(path: &Path, args: &RunArgs) -> Result<bool> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("results").join(&variants[0].name));
+    // Before anything runs: a folder that cannot be written, or is not ours to replace.
+    report::store::check_out(&out)?;
     let mut backend: Box<dyn Backend> = match args.backend {
         BackendKind::Sim => {
             if !args.pcap.is_empty() || !args.sysctl.is_empty() {

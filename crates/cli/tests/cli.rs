@@ -53,7 +53,17 @@ fn a_bad_scenario_is_reported_and_nothing_is_written() {
             && err.contains("unknown rate unit `Mbit`"),
         "{err}"
     );
-    assert!(!out_dir.exists() && !dir.join("out.partial").exists());
+    let entries: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        entries,
+        ["bad.toml"],
+        "nothing but the input in {}",
+        dir.display()
+    );
+    assert!(!out_dir.exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -239,4 +249,114 @@ fn strip_wall_time(v: &mut serde_json::Value) {
         serde_json::Value::Array(a) => a.iter_mut().for_each(strip_wall_time),
         _ => {}
     }
+}
+
+/// A short run of reno-fairness into `out`: its exit status and standard error.
+fn quick_run(out: &Path) -> (Option<i32>, String) {
+    let o = bin()
+        .args(["run", "--duration", "12s"])
+        .arg(scenarios().join("reno-fairness.toml"))
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// `run` replaces only a results folder it wrote (or an empty one), refuses anything else
+/// before simulating, and never touches a folder that merely looks like its own leftovers.
+#[test]
+fn output_folders_that_are_not_ours_are_left_alone() {
+    let dir = temp("outsafe");
+    // A user's folder: refused, its file untouched, nothing beside it.
+    let mine = dir.join("mine");
+    std::fs::create_dir(&mine).unwrap();
+    std::fs::write(mine.join("thesis.tex"), "keep").unwrap();
+    let (code, err) = quick_run(&mine);
+    assert_ne!(code, Some(0));
+    assert!(
+        err.contains("is not a results folder written by mptcp-lab"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(mine.join("thesis.tex")).unwrap(),
+        "keep"
+    );
+    // Not a folder at all (and nothing written beside it, before or after simulating).
+    let (code, err) = quick_run(Path::new("/dev/null"));
+    assert_ne!(code, Some(0));
+    assert!(
+        err.contains("/dev/null exists and is not a folder"),
+        "{err}"
+    );
+    assert!(!Path::new("/dev/.null.partial").exists() && !Path::new("/dev/null.partial").exists());
+    // A symbolic link to a folder.
+    let link = dir.join("link");
+    std::os::unix::fs::symlink(&mine, &link).unwrap();
+    let (code, err) = quick_run(&link);
+    assert_ne!(code, Some(0));
+    assert!(err.contains("is a symbolic link"), "{err}");
+    // A results folder of ours is replaced; a user's folder named like a leftover stays.
+    let results = dir.join("res");
+    let decoy = dir.join("res.partial");
+    std::fs::create_dir(&decoy).unwrap();
+    std::fs::write(decoy.join("notes"), "keep").unwrap();
+    for round in 0..2 {
+        let (code, err) = quick_run(&results);
+        assert_eq!(code, Some(0), "round {round}: {err}");
+        assert!(results.join("summary.json").exists());
+    }
+    assert_eq!(
+        std::fs::read_to_string(decoy.join("notes")).unwrap(),
+        "keep"
+    );
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    // An empty folder is fine.
+    let empty = dir.join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let (code, err) = quick_run(&empty);
+    assert_eq!(code, Some(0), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A scenario's name cannot make `run` write or replace anything outside `results/`.
+#[test]
+fn a_scenario_name_cannot_point_outside_results() {
+    let dir = temp("name");
+    let victim = dir.join("victim");
+    std::fs::create_dir(&victim).unwrap();
+    std::fs::write(victim.join("data"), "keep").unwrap();
+    for name in [victim.display().to_string(), "../../x".to_string()] {
+        let file = dir.join("evil.toml");
+        let text = std::fs::read_to_string(scenarios().join("reno-fairness.toml"))
+            .unwrap()
+            .replacen("name = \"reno-fairness\"", &format!("name = \"{name}\""), 1);
+        std::fs::write(&file, text).unwrap();
+        let o = bin()
+            .current_dir(&dir)
+            .args(["run", "--duration", "1s"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{name}: {err}");
+        assert!(
+            err.contains("evil.toml:") && err.contains("scenario.name") && err.contains("`/`"),
+            "{err}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(victim.join("data")).unwrap(),
+        "keep"
+    );
+    assert!(!dir.join("results").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
 }

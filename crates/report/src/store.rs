@@ -1,20 +1,86 @@
 //! The results folder: `summary.json`, and `<variant>/series-seed<k>.csv` per run.
-//! Written into a sibling `.partial` folder and renamed at the end, so a folder that exists
-//! is always complete.
+//! Written into a sibling folder of this process's own (`.<name>.partial-<pid>`, marked as
+//! ours) and moved into place at the end, so a folder that exists is always complete. A
+//! folder is replaced only if it is a results folder this program wrote (or empty), and
+//! then in one atomic exchange; nothing else is ever removed.
 
 use crate::summary::Summary;
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
+use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
 use scenario::results::{RunResult, Series};
 use std::path::{Path, PathBuf};
 
+/// The file that marks a folder being written by this program (a leftover of a crashed
+/// run is recognised by it, and only then removed).
+const PARTIAL_MARK: &str = ".mptcp-lab-partial";
+
+/// Refuses an output folder that cannot be written or replaced safely: a path that exists
+/// and is not a folder (`/dev/null`), a symbolic link, or a folder that is neither empty nor
+/// a results folder of this program. `run` calls it before simulating anything.
+pub fn check_out(out: &Path) -> Result<()> {
+    if out.file_name().is_none() {
+        bail!(
+            "{}: expected a folder path that ends in a name (the results folder)",
+            out.display()
+        );
+    }
+    match std::fs::symlink_metadata(out) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e).with_context(|| format!("looking at {}", out.display())),
+        Ok(meta) if meta.file_type().is_symlink() => bail!(
+            "{} is a symbolic link: results go to a folder of their own (choose another --out)",
+            out.display()
+        ),
+        Ok(meta) if !meta.is_dir() => bail!(
+            "{} exists and is not a folder: results go to a folder (choose another --out)",
+            out.display()
+        ),
+        Ok(_) if is_results_folder(out) || is_empty_folder(out) => {}
+        Ok(_) => bail!(
+            "{} exists and is not a results folder written by mptcp-lab (it has no \
+             summary.json of ours); it is left alone: choose another --out, or move it away",
+            out.display()
+        ),
+    }
+    Ok(())
+}
+
+/// A folder holding a `summary.json` in this program's format.
+fn is_results_folder(dir: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(dir.join("summary.json")) else {
+        return false;
+    };
+    serde_json::from_str::<serde_json::Value>(&text).is_ok_and(|v| {
+        v.get("format").is_some_and(serde_json::Value::is_u64)
+            && v.get("variants").is_some_and(serde_json::Value::is_array)
+    })
+}
+
+fn is_empty_folder(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_none())
+}
+
 pub fn write_results(out: &Path, summary: &Summary, runs: &[Vec<RunResult>]) -> Result<()> {
+    check_out(out)?;
     let partial = partial_path(out);
     if partial.exists() {
+        // The same process id left it after a crash: ours only if it carries the mark.
+        if !partial.join(PARTIAL_MARK).exists() {
+            bail!(
+                "{} exists and was not made by mptcp-lab; it is left alone (move it away)",
+                partial.display()
+            );
+        }
         std::fs::remove_dir_all(&partial)
             .with_context(|| format!("removing {}", partial.display()))?;
     }
-    std::fs::create_dir_all(&partial).with_context(|| format!("creating {}", partial.display()))?;
+    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("creating {}", parent.display()))?;
+    }
+    std::fs::create_dir(&partial).with_context(|| format!("creating {}", partial.display()))?;
     let written = (|| -> Result<()> {
+        std::fs::write(partial.join(PARTIAL_MARK), "")?;
         for (v, rs) in summary.variants.iter().zip(runs) {
             let dir = partial.join(&v.dir);
             std::fs::create_dir_all(&dir)?;
@@ -24,27 +90,61 @@ pub fn write_results(out: &Path, summary: &Summary, runs: &[Vec<RunResult>]) -> 
         }
         let json = serde_json::to_string_pretty(summary)?;
         std::fs::write(partial.join("summary.json"), json + "\n")?;
+        std::fs::remove_file(partial.join(PARTIAL_MARK))?;
         Ok(())
     })();
     if let Err(e) = written {
         let _ = std::fs::remove_dir_all(&partial);
         return Err(e.context(format!("writing results to {}", out.display())));
     }
-    if out.exists() {
-        std::fs::remove_dir_all(out).with_context(|| format!("replacing {}", out.display()))?;
+    move_into_place(&partial, out)
+}
+
+/// Moves the complete folder `partial` to `out`. An existing `out` (checked to be ours) is
+/// swapped with it in one step (`renameat2(RENAME_EXCHANGE)`), so `out` is never missing or
+/// half-written, and the old results, now at `partial`, are removed.
+fn move_into_place(partial: &Path, out: &Path) -> Result<()> {
+    if !out.exists() {
+        return std::fs::rename(partial, out)
+            .with_context(|| format!("moving results into {}", out.display()));
     }
-    std::fs::rename(&partial, out)
-        .with_context(|| format!("moving results into {}", out.display()))?;
-    Ok(())
+    match renameat2(
+        AT_FDCWD,
+        partial,
+        AT_FDCWD,
+        out,
+        RenameFlags::RENAME_EXCHANGE,
+    ) {
+        Ok(()) => {}
+        // A file system without the exchange: the old folder steps aside first.
+        Err(nix::errno::Errno::EINVAL | nix::errno::Errno::ENOSYS) => {
+            let old = sibling(out, "old");
+            std::fs::rename(out, &old)
+                .with_context(|| format!("moving the old {} aside", out.display()))?;
+            std::fs::rename(partial, out)
+                .with_context(|| format!("moving results into {}", out.display()))?;
+            return std::fs::remove_dir_all(&old)
+                .with_context(|| format!("removing the old results at {}", old.display()));
+        }
+        Err(e) => {
+            return Err(e).with_context(|| format!("replacing {}", out.display()));
+        }
+    }
+    std::fs::remove_dir_all(partial)
+        .with_context(|| format!("removing the old results at {}", partial.display()))
+}
+
+/// `.<name>.<what>-<pid>` beside `out`: hidden, and this process's own.
+fn sibling(out: &Path, what: &str) -> PathBuf {
+    let name = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "results".into());
+    out.with_file_name(format!(".{name}.{what}-{}", std::process::id()))
 }
 
 fn partial_path(out: &Path) -> PathBuf {
-    let mut name = out
-        .file_name()
-        .map(|n| n.to_os_string())
-        .unwrap_or_else(|| "results".into());
-    name.push(".partial");
-    out.with_file_name(name)
+    sibling(out, "partial")
 }
 
 /// Long format, one row per point: `time_s,series,entity,value` (empty value: no data).

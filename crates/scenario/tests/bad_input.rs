@@ -468,3 +468,34 @@ fn an_ordering_names_an_unknown_parameter() {
         "{e}"
     );
 }
+
+/// The scenario's name becomes the results folder: nothing that could point elsewhere.
+#[test]
+fn scenario_name_is_a_plain_folder_name() {
+    for (bad, says) in [
+        ("/some/dir", "`/` is not allowed"),
+        ("../../x", "`/` is not allowed"),
+        ("..", "starts with a letter"),
+        (".hidden", "starts with a letter"),
+        ("-rf", "starts with a letter"),
+        ("", "1 to 100 characters"),
+        ("a b", "` ` is not allowed"),
+        // TOML reads `\t` as a tab.
+        ("tab\\there", "`\\t` is not allowed"),
+    ] {
+        let m = error_after("name = \"t\"", &format!("name = \"{bad}\""));
+        assert!(
+            m.contains(&format!("bad.toml:{}:", line_of(GOOD, "name = \"t\"")))
+                && m.contains("scenario.name")
+                && m.contains(says),
+            "{bad}: {m}"
+        );
+    }
+    let long = "x".repeat(101);
+    let m = error_after("name = \"t\"", &format!("name = \"{long}\""));
+    assert!(m.contains("1 to 100 characters"), "{m}");
+    for good in ["e1-khalili", "t", "a.b_c-9", "_x"] {
+        let text = GOOD.replace("name = \"t\"", &format!("name = \"{good}\""));
+        load_str(&text, Path::new("ok.toml"), &opts()).unwrap_or_else(|e| panic!("{good}: {e}"));
+    }
+}

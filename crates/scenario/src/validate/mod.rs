@@ -52,6 +52,36 @@ fn unknown(what: &str, name: &str, known: &[&str]) -> String {
     m
 }
 
+/// Longest scenario name: it names a folder, and names beyond this are typing accidents.
+const MAX_NAME_CHARS: usize = 100;
+
+/// The scenario's name is the default results folder, `results/<name>`: a plain file name,
+/// so that no scenario file can choose a folder elsewhere (`/home/me`, `../..`) for `run`
+/// to write to or replace.
+fn check_name(name: &str) -> Result<(), String> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+    if name.is_empty() || name.chars().count() > MAX_NAME_CHARS {
+        return Err(format!(
+            "expected a name of 1 to {MAX_NAME_CHARS} characters (it names the results folder)"
+        ));
+    }
+    if let Some(c) = name.chars().find(|&c| !plain(c)) {
+        return Err(format!(
+            "`{}` is not allowed: the name becomes the results folder `results/<name>`, so \
+             it may hold letters, digits, `.`, `_` and `-` only",
+            c.escape_default()
+        ));
+    }
+    if name.starts_with(['.', '-']) {
+        return Err(
+            "expected a name that starts with a letter, digit or `_` (it names the results \
+             folder; a leading `.` or `-` would hide it or read as an option)"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
 pub struct Context {
     pub variant: String,
     pub params: BTreeMap<String, toml::Value>,
@@ -65,6 +95,9 @@ pub fn validate(spec: ScenarioSpec, cx: Context) -> Result<Scenario, Vec<Problem
             vec![key("scenario"), key("duration")],
             "the duration must be greater than zero",
         );
+    }
+    if let Err(why) = check_name(&spec.scenario.name) {
+        p.push(vec![key("scenario"), key("name")], why);
     }
     let duration = spec.scenario.duration;
     let mut nodes = nodes::check(&spec.nodes, &mut p);
