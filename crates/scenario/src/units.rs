@@ -25,12 +25,25 @@ pub enum Size {
 #[derive(Clone, Copy, Debug, PartialEq, PartialOrd, Default)]
 pub struct Probability(pub f64);
 
-/// Splits `"10.5Mbps"` into `(10.5, "Mbps")`.
+/// Splits `"10.5Mbps"` into `(10.5, "Mbps")`; the number may carry an exponent
+/// (`4.1e0Mbps`, `1e9bps`).
 fn split_number(s: &str) -> Option<(f64, &str)> {
     let s = s.trim();
-    let end = s
-        .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+')))
-        .unwrap_or(s.len());
+    let bytes = s.as_bytes();
+    let digits = |from: usize| {
+        from + bytes[from..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit() || **b == b'.')
+            .count()
+    };
+    let mut end = digits(usize::from(matches!(bytes.first(), Some(b'-' | b'+'))));
+    // An exponent only if digits follow (`e`, then an optional sign, then a digit).
+    if matches!(bytes.get(end), Some(b'e' | b'E')) {
+        let sign = usize::from(matches!(bytes.get(end + 1), Some(b'-' | b'+')));
+        if bytes.get(end + 1 + sign).is_some_and(u8::is_ascii_digit) {
+            end = digits(end + 1 + sign);
+        }
+    }
     let (num, unit) = s.split_at(end);
     let value: f64 = num.parse().ok()?;
     Some((value, unit.trim()))
@@ -42,6 +55,32 @@ fn non_negative(value: f64, what: &str, text: &str) -> Result<f64, String> {
     }
     Ok(value)
 }
+
+/// `value` base units as a whole number, rounded to the nearest, never silently changed
+/// beyond that: above `max` or a non-zero value that rounds to zero is an error naming the
+/// smallest and largest the program can honour.
+fn whole(value: f64, max: u64, base: &str, what: &str, text: &str) -> Result<u64, String> {
+    let rounded = value.round();
+    if rounded > max as f64 {
+        return Err(format!(
+            "{what} `{text}` is too large: at most {max} {base} (the program counts in whole {base})"
+        ));
+    }
+    if rounded == 0.0 && value > 0.0 {
+        return Err(format!(
+            "{what} `{text}` is below 1 {base}, the smallest the program can represent"
+        ));
+    }
+    Ok(rounded as u64)
+}
+
+/// The largest duration: 2^62 ns (about 146 years), so that any time plus any duration
+/// stays within 64 bits.
+pub const MAX_NANOS: u64 = 1 << 62;
+/// The largest rate: 1 Pbit/s.
+pub const MAX_BPS: u64 = 1_000_000_000_000_000;
+/// The largest size: 2^50 bytes (1 PiB), or as many packets.
+pub const MAX_SIZE: u64 = 1 << 50;
 
 impl Rate {
     pub fn parse(text: &str) -> Result<Self, String> {
@@ -69,7 +108,7 @@ impl Rate {
         if v == 0.0 {
             return Err(format!("a rate must be greater than zero, got `{text}`"));
         }
-        Ok(Rate((v * mult).round() as u64))
+        whole(v * mult, MAX_BPS, "bps", "a rate", text).map(Rate)
     }
     pub fn bps(self) -> u64 {
         self.0
@@ -104,7 +143,7 @@ impl Duration {
             }
         };
         let v = non_negative(v, "a duration", text)?;
-        Ok(Duration((v * mult).round() as u64))
+        whole(v * mult, MAX_NANOS, "ns", "a duration", text).map(Duration)
     }
     pub fn from_secs_f64(s: f64) -> Self {
         Duration((s * 1e9).round() as u64)
@@ -123,13 +162,13 @@ impl Size {
         let (v, unit) =
             split_number(text).ok_or_else(|| format!("expected {expected}, got `{text}`"))?;
         let v = non_negative(v, "a size", text)?;
-        let bytes = |m: f64| Ok(Size::Bytes((v * m).round() as u64));
+        let bytes = |m: f64| whole(v * m, MAX_SIZE, "bytes", "a size", text).map(Size::Bytes);
         match unit {
             "pkt" | "pkts" | "packets" | "p" => {
                 if v.fract() != 0.0 {
                     return Err(format!("a packet count must be whole, got `{text}`"));
                 }
-                Ok(Size::Packets(v as u64))
+                whole(v, MAX_SIZE, "packets", "a size", text).map(Size::Packets)
             }
             "B" => bytes(1.0),
             "KB" | "kB" => bytes(1e3),

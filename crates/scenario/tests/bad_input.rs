@@ -499,3 +499,36 @@ fn scenario_name_is_a_plain_folder_name() {
         load_str(&text, Path::new("ok.toml"), &opts()).unwrap_or_else(|e| panic!("{good}: {e}"));
     }
 }
+
+/// Quantities are whole base units (bps, ns, bytes): a value that would round to zero or
+/// exceed what the program can count is refused with the limit, never clamped; numbers
+/// may carry an exponent.
+#[test]
+fn quantities_are_never_clamped() {
+    let rate = "name = \"core\"\na = \"r1\"\nb = \"h2\"\nrate = \"10Mbps\"";
+    let with_rate = |r: &str| rate.replace("10Mbps", r);
+    for (bad, says) in [
+        ("0.4bps", "below 1 bps"),
+        ("1e30bps", "too large: at most 1000000000000000 bps"),
+        ("-1e3Mbps", "must not be negative"),
+    ] {
+        let m = error_after(rate, &with_rate(bad));
+        assert!(m.contains("link[1].rate") && m.contains(says), "{bad}: {m}");
+    }
+    for (bad, says) in [
+        (
+            "99999999999999999999s",
+            "too large: at most 4611686018427387904 ns",
+        ),
+        ("0.1ns", "below 1 ns"),
+    ] {
+        let m = error_after("at = \"5s\"", &format!("at = \"{bad}\""));
+        assert!(m.contains("event[0].at") && m.contains(says), "{bad}: {m}");
+    }
+    let m = error_after("size = \"100pkt\"", "size = \"1e20pkt\"");
+    assert!(m.contains("too large: at most"), "{m}");
+    for good in ["4.1e0Mbps", "1e7bps", "0.01E3Mbps"] {
+        let text = GOOD.replacen(rate, &with_rate(good), 1);
+        load_str(&text, Path::new("ok.toml"), &opts()).unwrap_or_else(|e| panic!("{good}: {e}"));
+    }
+}
