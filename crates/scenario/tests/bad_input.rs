@@ -532,3 +532,26 @@ fn quantities_are_never_clamped() {
         load_str(&text, Path::new("ok.toml"), &opts()).unwrap_or_else(|e| panic!("{good}: {e}"));
     }
 }
+
+/// A duplicate node name is reported once, and the name keeps meaning the first node: no
+/// panic and no misleading error about the links that use it.
+#[test]
+fn a_duplicate_node_keeps_the_first_meaning() {
+    // The duplicate comes last, after everything that names it.
+    let text = GOOD.replacen(
+        "[[link]]",
+        "[[node]]\nname = \"h2\"\nkind = \"host\"\n\n[[link]]",
+        1,
+    );
+    let e = errors(&text);
+    assert_eq!(e.0.len(), 1, "{e}");
+    assert_eq!(e.0[0].field, "node[3].name");
+    assert!(e.0[0].message.contains("duplicate node name `h2`"), "{e}");
+    // An unknown name lists each known name once.
+    let text = text.replacen("b = \"h2\"", "b = \"h3\"", 1);
+    let m = errors(&text).to_string();
+    assert!(
+        m.contains("unknown node `h3`") && !m.contains("h2, h2"),
+        "{m}"
+    );
+}

@@ -4,6 +4,7 @@ use super::{Problems, at, key};
 use crate::model::{Node, NodeId};
 use crate::spec::NodeSpec;
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
 /// The nodes, and where each name points.
 pub struct Nodes<'s> {
@@ -32,12 +33,19 @@ pub fn check<'s>(specs: &'s [NodeSpec], p: &mut Problems) -> Nodes<'s> {
                 ),
             );
         }
-        if index.insert(n.name.clone(), NodeId(list.len())).is_some() {
-            p.push(
-                at("node", i, "name"),
-                format!("duplicate node name `{}`", n.name),
-            );
-            continue;
+        // The first node of a name keeps it: a duplicate must not repoint the name (later
+        // references would reach another node, or none).
+        match index.entry(n.name.clone()) {
+            Entry::Occupied(_) => {
+                p.push(
+                    at("node", i, "name"),
+                    format!("duplicate node name `{}`", n.name),
+                );
+                continue;
+            }
+            Entry::Vacant(v) => {
+                v.insert(NodeId(list.len()));
+            }
         }
         list.push(Node {
             name: n.name.clone(),
@@ -48,6 +56,12 @@ pub fn check<'s>(specs: &'s [NodeSpec], p: &mut Problems) -> Nodes<'s> {
     Nodes {
         list,
         index,
-        names: specs.iter().map(|n| n.name.as_str()).collect(),
+        // Each name once, in the file's order.
+        names: specs
+            .iter()
+            .enumerate()
+            .filter(|(i, n)| specs[..*i].iter().all(|m| m.name != n.name))
+            .map(|(_, n)| n.name.as_str())
+            .collect(),
     }
 }
