@@ -5,6 +5,7 @@ mod bench;
 mod cc;
 mod cc_bench;
 mod emu_bench;
+mod memory;
 mod run;
 
 use anyhow::Result;

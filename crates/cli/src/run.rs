@@ -38,14 +38,16 @@ pub fn check(paths: &[PathBuf], set: &[String]) -> Result<bool> {
     }
     let mut ok = true;
     for f in &files {
-        match load(f, set) {
+        match load(f, set).and_then(|vs| crate::memory::check_fits(f, &vs, 1).map(|()| vs)) {
             Ok(vs) => {
                 let flows: u64 = vs.iter().map(Scenario::total_flows).max().unwrap_or(0);
+                let memory = vs.iter().map(|v| v.footprint().bytes).max().unwrap_or(0);
                 println!(
-                    "{}: ok ({} variant{}, up to {flows} flows)",
+                    "{}: ok ({} variant{}, up to {flows} flows, about {} per run)",
                     f.display(),
                     vs.len(),
-                    if vs.len() == 1 { "" } else { "s" }
+                    if vs.len() == 1 { "" } else { "s" },
+                    scenario::footprint::human(memory)
                 );
             }
             Err(e) => {
@@ -150,8 +152,14 @@ pub fn run(path: &Path, args: &RunArgs) -> Result<bool> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("results").join(&variants[0].name));
-    // Before anything runs: a folder that cannot be written, or is not ours to replace.
+    // Before anything runs: a folder that cannot be written, or is not ours to replace,
+    // and runs that would not fit in memory.
     report::store::check_out(&out)?;
+    let at_once = match args.backend {
+        BackendKind::Sim => jobs.min(variants.len() * args.seeds as usize),
+        BackendKind::Kernel => 1,
+    };
+    crate::memory::check_fits(path, &variants, at_once)?;
     let mut backend: Box<dyn Backend> = match args.backend {
         BackendKind::Sim => {
             if !args.pcap.is_empty() || !args.sysctl.is_empty() {

@@ -360,3 +360,46 @@ fn a_scenario_name_cannot_point_outside_results() {
     assert!(!dir.join("results").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A scenario whose run would not fit in memory is refused by `check` and `run` before
+/// anything starts, with the estimate, its largest part, and what the machine has.
+#[test]
+fn runs_too_large_for_memory_are_refused_with_the_estimate() {
+    let dir = temp("memory");
+    let original = std::fs::read_to_string(scenarios().join("reno-fairness.toml")).unwrap();
+    for (from, to, says) in [
+        ("interval = \"500ms\"", "interval = \"1ns\"", "samples"),
+        (
+            "count = 10",
+            "count = 100000000",
+            "connection state: 100000000 flows",
+        ),
+    ] {
+        assert_eq!(original.matches(from).count(), 1, "{from}");
+        let file = dir.join("big.toml");
+        std::fs::write(&file, original.replacen(from, to, 1)).unwrap();
+        for command in ["check", "run"] {
+            let out_dir = dir.join("out");
+            let o = bin()
+                .arg(command)
+                .arg(&file)
+                .args(if command == "run" {
+                    vec!["--out".into(), out_dir.clone().into_os_string()]
+                } else {
+                    vec![]
+                })
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(!o.status.success(), "{command} {to}: accepted");
+            assert!(
+                err.contains("big.toml: a run needs about")
+                    && err.contains(says)
+                    && err.contains("available"),
+                "{command} {to}: {err}"
+            );
+            assert!(!out_dir.exists());
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

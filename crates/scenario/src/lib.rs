@@ -3,6 +3,7 @@
 
 pub mod backend;
 pub mod error;
+pub mod footprint;
 pub mod load;
 pub mod metrics;
 pub mod model;
