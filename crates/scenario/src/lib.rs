@@ -7,6 +7,7 @@ pub mod footprint;
 pub mod load;
 pub mod metrics;
 pub mod model;
+pub mod references;
 pub mod results;
 pub mod spans;
 pub mod spec;

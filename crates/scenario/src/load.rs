@@ -97,6 +97,14 @@ pub fn load_str(
         }
         None => {}
     }
+    // Against the file's own values: `--set` narrows the variants, and an expectation for
+    // a variant left out is not a mistake in the file.
+    let problems = crate::references::check(&doc, &params, &matrix);
+    if !problems.is_empty() {
+        return Err(ScenarioErrors(
+            problems.into_iter().map(|(p, m)| at(&p, m)).collect(),
+        ));
+    }
     for (k, raw) in &opts.overrides {
         if !params.contains_key(k) && !matrix.contains_key(k) {
             let known: Vec<&str> = params
@@ -114,8 +122,15 @@ pub fn load_str(
                 format!("unknown parameter `{k}`{hint}"),
             )));
         }
+        // A value may be picked by the name the output gives it (`--set mode=mptcp-balia`
+        // for a table named so).
+        let value = matrix
+            .get(k)
+            .and_then(|values| values.iter().find(|v| display_value(v) == *raw))
+            .cloned()
+            .unwrap_or_else(|| parse_override(raw));
         matrix.remove(k);
-        params.insert(k.clone(), parse_override(raw));
+        params.insert(k.clone(), value);
     }
 
     let mut scenarios = Vec::new();

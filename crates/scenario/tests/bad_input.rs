@@ -555,3 +555,63 @@ fn a_duplicate_node_keeps_the_first_meaning() {
         "{m}"
     );
 }
+
+/// `when`, `[[order]]` values and metric names are checked against what the file defines:
+/// a misspelling would otherwise make a check or an ordering apply to nothing, silently.
+#[test]
+fn references_to_variants_and_metrics_must_exist() {
+    let with = |extra: &str| format!("{GOOD}\n[variants]\nloss = [0.0, 0.01]\n{extra}");
+    let one = |text: &str| {
+        let e = errors(text);
+        assert_eq!(e.0.len(), 1, "{e}");
+        e.0[0].clone()
+    };
+    let e = one(&with(
+        "[[expect]]\nmetric = \"group.f.goodput_mbps\"\nwhen = { loss = 0.02 }\nmin = 1.0\n",
+    ));
+    assert_eq!(e.field, "expect[0].when.loss");
+    assert!(e.message.contains("no variant has `loss` = `0.02`"), "{e}");
+    let e = one(&with(
+        "[[order]]\nstatement = \"s\"\nmetric = \"group.f.goodput_mbps\"\nparam = \"loss\"\n\
+         ascending = [0.01, 0.03]\n",
+    ));
+    assert_eq!(e.field, "order[0].ascending[1]");
+    let e = one(&with(
+        "[[expect]]\nmetric = \"group.f.godput_mbps\"\nmin = 1.0\n",
+    ));
+    assert!(
+        e.field == "expect[0].metric" && e.message.contains("did you mean `goodput_mbps`"),
+        "{e}"
+    );
+    let e = one(&with(
+        "[[expect]]\nmetric = \"group.g.goodput_mbps\"\nmin = 1.0\n",
+    ));
+    assert!(e.message.contains("unknown flow group `g`"), "{e}");
+    let e = one(&with(
+        "[[expect]]\nmetric = \"link.cor.ab.drops\"\nmin = 0.0\n",
+    ));
+    assert!(e.message.contains("unknown link `cor`"), "{e}");
+    // Two values of one parameter with one name would share a results folder.
+    let text = format!("{GOOD}\n[variants]\nmode = [{{ name = \"a\" }}, {{ name = \"a\" }}]\n");
+    let e = one(&text);
+    assert!(
+        e.field == "variants.mode[1]" && e.message.contains("both named `a`"),
+        "{e}"
+    );
+}
+
+/// `--set` picks a value by the name the output prints for it.
+#[test]
+fn set_picks_a_variant_by_its_printed_name() {
+    let core = "name = \"core\"\na = \"r1\"\nb = \"h2\"\nrate = \"10Mbps\"";
+    let text = GOOD.replacen(core, &core.replace("10Mbps", "${mode.rate}"), 1)
+        + "\n[variants]\nmode = [{ name = \"slow\", rate = \"1Mbps\" }, \
+           { name = \"fast\", rate = \"50Mbps\" }]\n";
+    let opts = LoadOptions {
+        overrides: vec![("mode".into(), "fast".into())],
+    };
+    let variants = load_str(&text, Path::new("set.toml"), &opts).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(variants.len(), 1);
+    let rate = variants[0].links[1].dirs[0].rate;
+    assert_eq!(rate.bps(), 50_000_000);
+}

@@ -2,6 +2,8 @@
 //! against published figures, each naming parameters of the scenario.
 
 use super::{Problems, at, key, unknown};
+use crate::error::did_you_mean;
+use crate::metrics::{Entity, Metric, Quantity};
 use crate::spans::Seg;
 use crate::spec::{ExpectSpec, OrderSpec, PlotSpec};
 use std::collections::BTreeMap;
@@ -43,8 +45,53 @@ pub fn check_plots(plots: &[PlotSpec], params: &Params, p: &mut Problems) {
     }
 }
 
-pub fn check_orders(orders: &[OrderSpec], params: &Params, p: &mut Problems) {
+/// The groups and links of the scenario, which metric names refer to.
+pub struct Names<'a> {
+    pub groups: Vec<&'a str>,
+    pub links: Vec<&'a str>,
+}
+
+/// A metric an expectation or ordering names must be one the runs produce, of a flow group
+/// or link of the scenario: a misspelt one would silently never be checked.
+fn check_metric(path: Vec<Seg>, name: &str, names: &Names<'_>, p: &mut Problems) {
+    let quantities: Vec<&str> = Quantity::ALL.iter().map(|q| q.as_str()).collect();
+    let Some(m) = Metric::parse(name) else {
+        let message = match name.rsplit_once('.') {
+            Some((_, q)) if !quantities.contains(&q) => {
+                let hint = did_you_mean(q, quantities.iter().copied())
+                    .map(|s| format!("did you mean `{s}`?"))
+                    .unwrap_or_else(|| format!("expected one of: {}", quantities.join(", ")));
+                format!("unknown quantity `{q}` in metric `{name}`; {hint}")
+            }
+            _ => format!(
+                "unknown metric `{name}`: expected an entity and a quantity, such as \
+                 `group.<group>.goodput_mbps`, `link.<link>.ab.utilisation` or `all.jain`"
+            ),
+        };
+        p.push(path, message);
+        return;
+    };
+    match &m.entity {
+        Entity::All => {}
+        Entity::Link(l, _) if !names.links.contains(&l.as_str()) => {
+            p.push(path, unknown("link", l, &names.links));
+        }
+        Entity::Link(..) => {}
+        e => {
+            let g = e.group().unwrap_or_default();
+            if !names.groups.contains(&g) {
+                p.push(path, unknown("flow group", g, &names.groups));
+            }
+        }
+    }
+}
+
+pub fn check_orders(orders: &[OrderSpec], params: &Params, names: &Names<'_>, p: &mut Problems) {
     for (i, o) in orders.iter().enumerate() {
+        check_metric(at("order", i, "metric"), &o.metric, names, p);
+        if let Some(over) = &o.over {
+            check_metric(at("order", i, "over"), over, names, p);
+        }
         if !params.contains_key(&o.param) {
             p.push(
                 at("order", i, "param"),
@@ -66,8 +113,12 @@ pub fn check_orders(orders: &[OrderSpec], params: &Params, p: &mut Problems) {
     }
 }
 
-pub fn check_expects(expects: &[ExpectSpec], params: &Params, p: &mut Problems) {
+pub fn check_expects(expects: &[ExpectSpec], params: &Params, names: &Names<'_>, p: &mut Problems) {
     for (i, x) in expects.iter().enumerate() {
+        check_metric(at("expect", i, "metric"), &x.metric, names, p);
+        if let Some(over) = &x.over {
+            check_metric(at("expect", i, "over"), over, names, p);
+        }
         match (x.value, x.tolerance, x.min, x.max) {
             (None, None, None, None) => p.push(
                 vec![key("expect"), Seg::Index(i)],

@@ -106,8 +106,12 @@ pub fn validate(spec: ScenarioSpec, cx: Context) -> Result<Scenario, Vec<Problem
     let events = events::check(&spec.events, &links, duration, &mut p);
     measure::check(&spec.measure, duration, &mut p);
     expect::check_plots(&spec.plots, &cx.params, &mut p);
-    expect::check_orders(&spec.orders, &cx.params, &mut p);
-    expect::check_expects(&spec.expects, &cx.params, &mut p);
+    let names = expect::Names {
+        groups: spec.flows.iter().map(|f| f.name.as_str()).collect(),
+        links: links.list.iter().map(|l| l.name.as_str()).collect(),
+    };
+    expect::check_orders(&spec.orders, &cx.params, &names, &mut p);
+    expect::check_expects(&spec.expects, &cx.params, &names, &mut p);
     if !p.0.is_empty() {
         return Err(p.0);
     }
