@@ -46,11 +46,21 @@ pub fn load_str(
     let root = toml::de::DeTable::parse(text).map_err(|e| {
         let spans = SpanIndex::lines_only(text);
         let (line, col) = e.span().map(|s| spans.line_col(s.start)).unwrap_or((0, 0));
+        let mut message = e.message().trim().to_string();
+        // toml names neither the key nor the table: the span covers the key.
+        if message == "duplicate key"
+            && let Some(key) = e.span().and_then(|s| text.get(s))
+        {
+            message = format!(
+                "duplicate key `{}`: each key may appear once in a table",
+                key.trim()
+            );
+        }
         ScenarioErrors::single(err(
             line,
             col,
             String::new(),
-            format!("TOML syntax: {}", e.message().trim()),
+            format!("TOML syntax: {message}"),
         ))
     })?;
     let spans = SpanIndex::new(text, &root);
@@ -107,10 +117,13 @@ pub fn load_str(
     }
     for (k, raw) in &opts.overrides {
         if !params.contains_key(k) && !matrix.contains_key(k) {
+            // A parameter may have a default and variants: name it once.
             let known: Vec<&str> = params
                 .keys()
                 .chain(matrix.keys())
                 .map(String::as_str)
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
                 .collect();
             let hint = did_you_mean(k, known.iter().copied())
                 .map(|s| format!("; did you mean `{s}`?"))
@@ -294,6 +307,24 @@ fn lookup<'a>(params: &'a BTreeMap<String, Value>, name: &str) -> Option<&'a Val
 }
 
 fn unknown_param(name: &str, params: &BTreeMap<String, Value>) -> String {
+    if let Some((table, field)) = name.split_once('.')
+        && let Some(value) = params.get(table)
+    {
+        let Some(t) = value.as_table() else {
+            return format!(
+                "parameter `{table}` is `{}`, not a table, so it has no field `{field}`",
+                display_value(value)
+            );
+        };
+        let fields: Vec<&str> = t.keys().map(String::as_str).collect();
+        return match did_you_mean(field, fields.iter().copied()) {
+            Some(s) => format!("parameter `{table}` has no field `{field}`; did you mean `{s}`?"),
+            None => format!(
+                "parameter `{table}` has no field `{field}`; its fields are: {}",
+                fields.join(", ")
+            ),
+        };
+    }
     let name = name.split_once('.').map_or(name, |(t, _)| t);
     let known: Vec<&str> = params.keys().map(String::as_str).collect();
     match did_you_mean(name, known.iter().copied()) {

@@ -615,3 +615,35 @@ fn set_picks_a_variant_by_its_printed_name() {
     let rate = variants[0].links[1].dirs[0].rate;
     assert_eq!(rate.bps(), 50_000_000);
 }
+
+/// Messages that name the right thing: a missing field of a table-valued parameter, each
+/// known parameter once, the key TOML found twice.
+#[test]
+fn messages_name_the_right_thing() {
+    let core = "name = \"core\"\na = \"r1\"\nb = \"h2\"\nrate = \"10Mbps\"";
+    let text = GOOD.replacen(core, &core.replace("10Mbps", "${mode.rat}"), 1)
+        + "\n[variants]\nmode = [{ name = \"slow\", rate = \"1Mbps\" }]\n";
+    let m = errors(&text).to_string();
+    assert!(
+        m.contains("parameter `mode` has no field `rat`; did you mean `rate`?"),
+        "{m}"
+    );
+    let text = format!("{GOOD}\n[params]\nloss = 0.0\n[variants]\nloss = [0.0, 0.01]\n");
+    let opts = LoadOptions {
+        overrides: vec![("nosuch".into(), "1".into())],
+    };
+    let m = load_str(&text, Path::new("bad.toml"), &opts)
+        .expect_err("unknown --set")
+        .to_string();
+    assert!(
+        m.contains("parameters are: loss") && !m.contains("loss, loss"),
+        "{m}"
+    );
+    let m = errors(&GOOD.replacen(
+        "duration = \"10s\"",
+        "duration = \"10s\"\nduration = \"5s\"",
+        1,
+    ))
+    .to_string();
+    assert!(m.contains("duplicate key `duration`"), "{m}");
+}
