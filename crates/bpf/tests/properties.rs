@@ -60,7 +60,9 @@ const RULES: [Rule; 4] = [Rule::Reno, Rule::Lia, Rule::Olia, Rule::Balia];
 const ONE: f64 = (1u64 << host::INC_SHIFT) as f64;
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(2000))]
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2000)
+    ))]
 
     #[test]
     fn any_input_gives_a_bounded_increase_and_a_positive_window((sf, r) in connection()) {
@@ -111,8 +113,13 @@ proptest! {
             }
             let (expected, _) = window_answer(name, &reference, r);
             let inc = host::increase_q(rule, &sf, r) as f64 / ONE;
+            // The C code works in fixed point: with RTTs of seconds and up to a terabyte
+            // between losses (OLIA's l_r), its quotients keep fewer significant bits than
+            // f64, so there it may differ from the reference by some parts per million, or by
+            // up to 2^-30 packet per ACK on increases near zero: a billion ACKs per packet
+            // of difference. (Found by this test at 300,000 cases; 2,000 run in CI, PROPTEST_CASES for more.)
             prop_assert!(
-                (inc - expected).abs() <= 1e-6 * expected.abs() + 2f64.powi(-38),
+                (inc - expected).abs() <= 2e-5 * expected.abs() + 2f64.powi(-30),
                 "{name}: C {inc:e}, reference {expected:e}"
             );
         }
