@@ -137,11 +137,28 @@ pub fn load_str(
         }
         // A value may be picked by the name the output gives it (`--set mode=mptcp-balia`
         // for a table named so).
-        let value = matrix
-            .get(k)
-            .and_then(|values| values.iter().find(|v| display_value(v) == *raw))
-            .cloned()
-            .unwrap_or_else(|| parse_override(raw));
+        let named = matrix.get(k).map(Vec::as_slice).unwrap_or_default();
+        let value = match named.iter().find(|v| display_value(v) == *raw) {
+            Some(v) => v.clone(),
+            // Values that are tables are picked by name or given whole (`{ name = ... }`):
+            // a bare string would not have their fields.
+            None if !named.is_empty()
+                && named.iter().all(Value::is_table)
+                && !parse_override(raw).is_table() =>
+            {
+                let names: Vec<String> = named.iter().map(display_value).collect();
+                let hint = did_you_mean(raw, names.iter().map(String::as_str))
+                    .map(|s| format!("did you mean `{s}`?"))
+                    .unwrap_or_else(|| format!("its values are: {}", names.join(", ")));
+                return Err(ScenarioErrors::single(err(
+                    0,
+                    0,
+                    format!("--set {k}"),
+                    format!("`{k}` has no value named `{raw}`; {hint}"),
+                )));
+            }
+            None => parse_override(raw),
+        };
         matrix.remove(k);
         params.insert(k.clone(), value);
     }

@@ -647,3 +647,38 @@ fn messages_name_the_right_thing() {
     .to_string();
     assert!(m.contains("duplicate key `duration`"), "{m}");
 }
+
+/// `--set` with a name no table value has: did-you-mean, not a confusing error later.
+#[test]
+fn set_names_a_value_that_exists() {
+    let text = format!(
+        "{GOOD}\n[variants]\nmode = [{{ name = \"slow\", rate = \"1Mbps\" }}, \
+         {{ name = \"fast\", rate = \"5Mbps\" }}]\n"
+    );
+    let opts = LoadOptions {
+        overrides: vec![("mode".into(), "fsat".into())],
+    };
+    let m = load_str(&text, Path::new("set.toml"), &opts)
+        .expect_err("no such value")
+        .to_string();
+    assert!(
+        m.contains("--set mode: `mode` has no value named `fsat`; did you mean `fast`?"),
+        "{m}"
+    );
+}
+
+/// A whole table still replaces a table-valued parameter.
+#[test]
+fn set_takes_a_whole_table() {
+    let core = "name = \"core\"\na = \"r1\"\nb = \"h2\"\nrate = \"10Mbps\"";
+    let text = GOOD.replacen(core, &core.replace("10Mbps", "${mode.rate}"), 1)
+        + "\n[variants]\nmode = [{ name = \"slow\", rate = \"1Mbps\" }]\n";
+    let opts = LoadOptions {
+        overrides: vec![(
+            "mode".into(),
+            "{ name = \"mine\", rate = \"7Mbps\" }".into(),
+        )],
+    };
+    let v = load_str(&text, Path::new("set.toml"), &opts).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(v[0].links[1].dirs[0].rate.bps(), 7_000_000);
+}
