@@ -17,5 +17,5 @@ pub mod system;
 
 pub use algorithm::Algorithm;
 pub use error::CcError;
-pub use registry::{Registry, Status};
+pub use registry::{Installed, Registry, Status};
 pub use state::{Connection, SubflowInfo};

@@ -39,7 +39,11 @@ pub struct Status {
 /// What `install` did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Installed {
-    Now,
+    /// Registered now, as the kernel's struct_ops map with this id (what tells this
+    /// registration apart from another run's of the same algorithm).
+    Now {
+        struct_ops_map: u32,
+    },
     Already,
 }
 
@@ -124,10 +128,11 @@ impl Registry {
         if result.is_err() {
             let _ = self.unpin(a);
         }
-        result.map(|()| Installed::Now)
+        result.map(|struct_ops_map| Installed::Now { struct_ops_map })
     }
 
-    fn load_and_pin(&self, a: Algorithm, bytes: &[u8], name: &str, dir: &Path) -> Result<()> {
+    /// Loads, registers and pins `a`; returns the id of its struct_ops map.
+    fn load_and_pin(&self, a: Algorithm, bytes: &[u8], name: &str, dir: &Path) -> Result<u32> {
         let load_err = |reason: String| CcError::Load {
             name: name.to_string(),
             reason,
@@ -145,8 +150,10 @@ impl Registry {
         }
         let mut obj = with_libbpf_log(|| open.load()).map_err(load_err)?;
         let mut link = None;
+        let mut map_id = None;
         for mut map in obj.maps_mut() {
             if map.name() == a.name() {
+                map_id = Some(map.info().map_err(|e| load_err(e.to_string()))?.info.id);
                 link = Some(with_libbpf_log(|| map.attach_struct_ops()).map_err(load_err)?);
             } else if map.name() == STATE_MAP_NAME {
                 map.pin(dir.join(STATE_MAP))
@@ -156,7 +163,7 @@ impl Registry {
         let mut link = link.ok_or_else(|| load_err("no struct_ops map in the object".into()))?;
         link.pin(dir.join(LINK))
             .map_err(|e| load_err(format!("pinning the link: {e}")))?;
-        Ok(())
+        map_id.ok_or_else(|| load_err("no struct_ops map in the object".into()))
     }
 
     /// Unregisters `a`. Refuses while sockets use it unless `force`.

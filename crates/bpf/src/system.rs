@@ -85,6 +85,23 @@ pub fn live_struct_ops() -> Vec<u32> {
         .collect()
 }
 
+/// Which of the struct_ops maps `ids` (registered by this process) the kernel still holds,
+/// waiting up to `patience` for them to go. Another run's registrations of the same
+/// algorithms, live at the same time, are not looked at.
+pub fn struct_ops_still_held(ids: &[u32], patience: std::time::Duration) -> Vec<u32> {
+    let start = std::time::Instant::now();
+    loop {
+        let held: Vec<u32> = libbpf_rs::query::MapInfoIter::default()
+            .filter(|m| m.ty == libbpf_rs::MapType::StructOps && ids.contains(&m.id))
+            .map(|m| m.id)
+            .collect();
+        if held.is_empty() || start.elapsed() >= patience {
+            return held;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
 /// Our struct_ops maps the kernel still holds beyond `baseline` (those live before),
 /// waiting up to `patience` for them to go: a socket that ends takes its reference with it
 /// only once the kernel has freed it, and the map follows after an RCU grace period.

@@ -9,7 +9,7 @@ pub fn install(names: &[String]) -> Result<bool> {
     for a in Algorithm::parse_list(names)? {
         let name = registry.name_of(a);
         match registry.install(a)? {
-            Installed::Now => println!("{name}: installed"),
+            Installed::Now { .. } => println!("{name}: installed"),
             Installed::Already => println!("{name}: already installed"),
         }
     }

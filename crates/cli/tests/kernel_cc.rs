@@ -628,3 +628,48 @@ fn do_no_harm_at_a_shared_bottleneck() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     reg.finish();
 }
+
+/// Two runs registering the same algorithm at once: each knows its own registration by the
+/// kernel id of its struct_ops map, so the one that removes its copy first finds it gone
+/// at once, and the other's copy, still live, is not taken for a leak of its own.
+#[test]
+fn concurrent_registrations_are_told_apart_by_map_id() {
+    if !kernel_available("concurrent_registrations_are_told_apart_by_map_id") {
+        return;
+    }
+    let _serial = serial();
+    let (a, b) = (TestRegistry::new("m"), TestRegistry::new("n"));
+    let registry = |r: &TestRegistry| mptcp_bpf::Registry {
+        root: r.root.clone(),
+        prefix: r.prefix.clone(),
+    };
+    let (ra, rb) = (registry(&a), registry(&b));
+    let id = |installed| match installed {
+        mptcp_bpf::Installed::Now { struct_ops_map } => struct_ops_map,
+        other => panic!("expected a new registration, got {other:?}"),
+    };
+    let lia = mptcp_bpf::Algorithm::Lia;
+    let id_a = id(ra.install(lia).expect("install in a"));
+    let id_b = id(rb.install(lia).expect("install in b"));
+    assert_ne!(id_a, id_b);
+    let zero = std::time::Duration::ZERO;
+    assert_eq!(
+        mptcp_bpf::system::struct_ops_still_held(&[id_a, id_b], zero).len(),
+        2
+    );
+    assert!(ra.remove(lia, true).expect("remove from a"));
+    let patience = std::time::Duration::from_secs(10);
+    assert_eq!(
+        mptcp_bpf::system::struct_ops_still_held(&[id_a], patience),
+        Vec::<u32>::new(),
+        "a's registration still held after its removal"
+    );
+    assert_eq!(
+        mptcp_bpf::system::struct_ops_still_held(&[id_b], zero),
+        vec![id_b],
+        "b's registration is live and must be seen as b's"
+    );
+    assert!(rb.remove(lia, true).expect("remove from b"));
+    a.finish();
+    b.finish();
+}

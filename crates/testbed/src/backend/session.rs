@@ -7,7 +7,7 @@
 use super::{KernelOptions, KernelRun};
 use crate::cleanup;
 use anyhow::{Context, Result, bail};
-use mptcp_bpf::{Algorithm, Registry};
+use mptcp_bpf::{Algorithm, Installed, Registry};
 use mptcp_cc::AlgorithmId;
 use scenario::Scenario;
 use scenario::results::RunResult;
@@ -22,8 +22,9 @@ pub struct KernelSession {
     installed: Vec<Algorithm>,
     pub cc_names: BTreeMap<AlgorithmId, String>,
     pub interrupted: Arc<AtomicBool>,
-    /// Our struct_ops maps the kernel held before this session (not ours to answer for).
-    baseline: Vec<u32>,
+    /// The kernel ids of the struct_ops maps this session registered: the clean-up waits
+    /// for these only, never for another run's registrations of the same algorithms.
+    registered: Vec<u32>,
 }
 
 /// What this machine lacks for the kernel backend, if anything.
@@ -71,7 +72,7 @@ impl KernelSession {
             installed: Vec::new(),
             cc_names: BTreeMap::new(),
             interrupted,
-            baseline: mptcp_bpf::system::live_struct_ops(),
+            registered: Vec::new(),
         })
     }
 
@@ -101,9 +102,13 @@ impl KernelSession {
                 continue;
             };
             if !self.installed.contains(&a) {
-                self.registry
+                let installed = self
+                    .registry
                     .install(a)
                     .with_context(|| format!("installing {}", a.name()))?;
+                if let Installed::Now { struct_ops_map } = installed {
+                    self.registered.push(struct_ops_map);
+                }
                 self.installed.push(a);
                 self.cc_names.insert(f.cc, self.registry.name_of(a));
             }
@@ -228,7 +233,7 @@ impl Drop for KernelSession {
         }
         // Every socket of the run was aborted and its namespace deleted, so the kernel
         // lets go of the programs within moments; one it keeps is a leak worth saying.
-        let held = mptcp_bpf::system::struct_ops_held_beyond(&self.baseline, HELD_PATIENCE);
+        let held = mptcp_bpf::system::struct_ops_still_held(&self.registered, HELD_PATIENCE);
         if !held.is_empty() {
             eprintln!(
                 "warning: the kernel still holds struct_ops maps {held:?} of this run's \
