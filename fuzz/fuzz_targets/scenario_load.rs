@@ -12,10 +12,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let opts = LoadOptions {
-        overrides: Vec::new(),
-    };
-    match load_str(text, Path::new("fuzz.toml"), &opts) {
+    match load_str(text, Path::new("fuzz.toml"), &LoadOptions::default()) {
         Ok(variants) => {
             for v in &variants {
                 let _ = v.footprint();

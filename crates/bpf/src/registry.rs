@@ -149,21 +149,22 @@ impl Registry {
             }
         }
         let mut obj = with_libbpf_log(|| open.load()).map_err(load_err)?;
-        let mut link = None;
-        let mut map_id = None;
+        let mut registered = None;
         for mut map in obj.maps_mut() {
             if map.name() == a.name() {
-                map_id = Some(map.info().map_err(|e| load_err(e.to_string()))?.info.id);
-                link = Some(with_libbpf_log(|| map.attach_struct_ops()).map_err(load_err)?);
+                let id = map.info().map_err(|e| load_err(e.to_string()))?.info.id;
+                let link = with_libbpf_log(|| map.attach_struct_ops()).map_err(load_err)?;
+                registered = Some((id, link));
             } else if map.name() == STATE_MAP_NAME {
                 map.pin(dir.join(STATE_MAP))
                     .map_err(|e| load_err(format!("pinning the state map: {e}")))?;
             }
         }
-        let mut link = link.ok_or_else(|| load_err("no struct_ops map in the object".into()))?;
+        let (id, mut link) =
+            registered.ok_or_else(|| load_err("no struct_ops map in the object".into()))?;
         link.pin(dir.join(LINK))
             .map_err(|e| load_err(format!("pinning the link: {e}")))?;
-        map_id.ok_or_else(|| load_err("no struct_ops map in the object".into()))
+        Ok(id)
     }
 
     /// Unregisters `a`. Refuses while sockets use it unless `force`.

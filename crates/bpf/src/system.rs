@@ -89,29 +89,32 @@ pub fn live_struct_ops() -> Vec<u32> {
 /// waiting up to `patience` for them to go. Another run's registrations of the same
 /// algorithms, live at the same time, are not looked at.
 pub fn struct_ops_still_held(ids: &[u32], patience: std::time::Duration) -> Vec<u32> {
-    let start = std::time::Instant::now();
-    loop {
-        let held: Vec<u32> = libbpf_rs::query::MapInfoIter::default()
+    wait_for_release(patience, || {
+        libbpf_rs::query::MapInfoIter::default()
             .filter(|m| m.ty == libbpf_rs::MapType::StructOps && ids.contains(&m.id))
             .map(|m| m.id)
-            .collect();
-        if held.is_empty() || start.elapsed() >= patience {
-            return held;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+            .collect()
+    })
 }
 
 /// Our struct_ops maps the kernel still holds beyond `baseline` (those live before),
-/// waiting up to `patience` for them to go: a socket that ends takes its reference with it
-/// only once the kernel has freed it, and the map follows after an RCU grace period.
+/// waiting up to `patience` for them to go.
 pub fn struct_ops_held_beyond(baseline: &[u32], patience: std::time::Duration) -> Vec<u32> {
-    let start = std::time::Instant::now();
-    loop {
-        let held: Vec<u32> = live_struct_ops()
+    wait_for_release(patience, || {
+        live_struct_ops()
             .into_iter()
             .filter(|id| !baseline.contains(id))
-            .collect();
+            .collect()
+    })
+}
+
+/// Polls `held` until it is empty or `patience` has passed: a socket that ends takes its
+/// reference with it only once the kernel has freed it, and the map follows after an RCU
+/// grace period.
+fn wait_for_release(patience: std::time::Duration, held: impl Fn() -> Vec<u32>) -> Vec<u32> {
+    let start = std::time::Instant::now();
+    loop {
+        let held = held();
         if held.is_empty() || start.elapsed() >= patience {
             return held;
         }

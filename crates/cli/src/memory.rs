@@ -8,24 +8,25 @@ use scenario::footprint::human;
 use std::path::Path;
 
 /// Bytes the kernel could give without swapping; `None` where /proc/meminfo is missing.
-pub fn available() -> Option<u64> {
+fn available() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
 }
 
-/// Refuses `variants` of `file` if `at_once` runs of the largest would not fit.
-pub fn check_fits(file: &Path, variants: &[Scenario], at_once: usize) -> Result<()> {
-    let Some(available) = available() else {
-        return Ok(());
-    };
+/// Refuses `variants` of `file` if `at_once` runs of the largest would not fit; returns
+/// the largest run's estimated bytes.
+pub fn check_fits(file: &Path, variants: &[Scenario], at_once: usize) -> Result<u64> {
     let Some(largest) = variants
         .iter()
         .map(Scenario::footprint)
         .max_by_key(|f| f.bytes)
     else {
-        return Ok(());
+        return Ok(0);
+    };
+    let Some(available) = available() else {
+        return Ok(largest.bytes);
     };
     let needed = largest.bytes.saturating_mul(at_once.max(1) as u64);
     if needed > available {
@@ -46,5 +47,5 @@ pub fn check_fits(file: &Path, variants: &[Scenario], at_once: usize) -> Result<
             }
         );
     }
-    Ok(())
+    Ok(largest.bytes)
 }

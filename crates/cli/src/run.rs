@@ -38,10 +38,9 @@ pub fn check(paths: &[PathBuf], set: &[String]) -> Result<bool> {
     }
     let mut ok = true;
     for f in &files {
-        match load(f, set).and_then(|vs| crate::memory::check_fits(f, &vs, 1).map(|()| vs)) {
-            Ok(vs) => {
+        match load(f, set).and_then(|vs| Ok((crate::memory::check_fits(f, &vs, 1)?, vs))) {
+            Ok((memory, vs)) => {
                 let flows: u64 = vs.iter().map(Scenario::total_flows).max().unwrap_or(0);
-                let memory = vs.iter().map(|v| v.footprint().bytes).max().unwrap_or(0);
                 println!(
                     "{}: ok ({} variant{}, up to {flows} flows, about {} per run)",
                     f.display(),

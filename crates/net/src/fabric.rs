@@ -160,8 +160,7 @@ impl<P: Routed> Fabric<P> {
         mut pkt: P,
         wake: &mut impl FnMut(Nanos, DirId),
     ) -> Forwarded<P> {
-        let h = pkt.routing();
-        if (h.hop as usize) + 1 < self.routes.hops(h.route).len() {
+        if !self.is_last_hop(pkt.routing()) {
             pkt.routing_mut().hop += 1;
             Forwarded::Entered(self.enter(now, pkt, wake))
         } else {

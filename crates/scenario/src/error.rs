@@ -64,6 +64,15 @@ pub fn did_you_mean<'a>(
         .map(|(_, c)| c)
 }
 
+/// What to say after an unknown `word`: the likely correction, or else every candidate
+/// (`did you mean `x`?`, `expected one of: a, b`).
+pub fn suggestion(word: &str, candidates: &[&str]) -> String {
+    match did_you_mean(word, candidates.iter().copied()) {
+        Some(s) => format!("did you mean `{s}`?"),
+        None => format!("expected one of: {}", candidates.join(", ")),
+    }
+}
+
 /// Adds "did you mean" to serde's "unknown field/variant `x`, expected one of `a`, `b`".
 pub fn enrich_serde_message(message: &str) -> String {
     let Some(rest) = message

@@ -133,10 +133,7 @@ mod tests {
              [[flow]]\nname = \"g\"\nfrom = \"a\"\nto = \"b\"\nstagger = \"1s\"\n{flows}\n\
              [measure]\n{measure}\n"
         );
-        let opts = LoadOptions {
-            overrides: Vec::new(),
-        };
-        load_str(&text, Path::new("f.toml"), &opts)
+        load_str(&text, Path::new("f.toml"), &LoadOptions::default())
             .unwrap_or_else(|e| panic!("{e}"))
             .remove(0)
     }

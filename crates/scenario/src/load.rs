@@ -1,7 +1,7 @@
 //! Reading a scenario file: TOML syntax, parameters and variants, shape, then validation.
 //! Every error carries the file, line, column and field.
 
-use crate::error::{ScenarioError, ScenarioErrors, did_you_mean, enrich_serde_message};
+use crate::error::{ScenarioError, ScenarioErrors, did_you_mean, enrich_serde_message, suggestion};
 use crate::model::Scenario;
 use crate::spans::{Seg, SpanIndex, render_path};
 use crate::spec::ScenarioSpec;
@@ -138,26 +138,28 @@ pub fn load_str(
         // A value may be picked by the name the output gives it (`--set mode=mptcp-balia`
         // for a table named so).
         let named = matrix.get(k).map(Vec::as_slice).unwrap_or_default();
+        let parsed = parse_override(raw);
         let value = match named.iter().find(|v| display_value(v) == *raw) {
             Some(v) => v.clone(),
             // Values that are tables are picked by name or given whole (`{ name = ... }`):
             // a bare string would not have their fields.
             None if !named.is_empty()
                 && named.iter().all(Value::is_table)
-                && !parse_override(raw).is_table() =>
+                && !parsed.is_table() =>
             {
                 let names: Vec<String> = named.iter().map(display_value).collect();
-                let hint = did_you_mean(raw, names.iter().map(String::as_str))
-                    .map(|s| format!("did you mean `{s}`?"))
-                    .unwrap_or_else(|| format!("its values are: {}", names.join(", ")));
+                let names: Vec<&str> = names.iter().map(String::as_str).collect();
                 return Err(ScenarioErrors::single(err(
                     0,
                     0,
                     format!("--set {k}"),
-                    format!("`{k}` has no value named `{raw}`; {hint}"),
+                    format!(
+                        "`{k}` has no value named `{raw}`; {}",
+                        suggestion(raw, &names)
+                    ),
                 )));
             }
-            None => parse_override(raw),
+            None => parsed,
         };
         matrix.remove(k);
         params.insert(k.clone(), value);
@@ -334,13 +336,10 @@ fn unknown_param(name: &str, params: &BTreeMap<String, Value>) -> String {
             );
         };
         let fields: Vec<&str> = t.keys().map(String::as_str).collect();
-        return match did_you_mean(field, fields.iter().copied()) {
-            Some(s) => format!("parameter `{table}` has no field `{field}`; did you mean `{s}`?"),
-            None => format!(
-                "parameter `{table}` has no field `{field}`; its fields are: {}",
-                fields.join(", ")
-            ),
-        };
+        return format!(
+            "parameter `{table}` has no field `{field}`; {}",
+            suggestion(field, &fields)
+        );
     }
     let name = name.split_once('.').map_or(name, |(t, _)| t);
     let known: Vec<&str> = params.keys().map(String::as_str).collect();

@@ -5,7 +5,7 @@
 //! check or ordering would silently apply to nothing, or one variant's results would
 //! overwrite another's.
 
-use crate::error::did_you_mean;
+use crate::error::suggestion;
 use crate::load::display_value;
 use crate::spans::Seg;
 use std::collections::BTreeMap;
@@ -47,13 +47,13 @@ pub fn check(
         if known.contains(&wanted) {
             return;
         }
-        let hint = match did_you_mean(&wanted, known.iter().map(String::as_str)) {
-            Some(s) => format!("; did you mean `{s}`?"),
-            None => format!("; its values are: {}", known.join(", ")),
-        };
+        let known: Vec<&str> = known.iter().map(String::as_str).collect();
         problems.push((
             path,
-            format!("no variant has `{k}` = `{wanted}`, so this would match nothing{hint}"),
+            format!(
+                "no variant has `{k}` = `{wanted}`, so this would match nothing; {}",
+                suggestion(&wanted, &known)
+            ),
         ));
     };
     for table in ["expect", "order"] {

@@ -152,14 +152,6 @@ impl PacketStore {
         self.packets[id.0 as usize]
     }
 
-    /// Starts loading a packet that will be taken soon.
-    #[inline]
-    pub fn prefetch(&self, id: PacketId) {
-        if let Some(p) = self.packets.get(id.0 as usize) {
-            net::prefetch(p);
-        }
-    }
-
     /// A packet in the store (to look at before it is taken).
     #[inline]
     pub fn get(&self, id: PacketId) -> Option<&Packet> {

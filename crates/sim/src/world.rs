@@ -44,6 +44,15 @@ enum Acted {
     Both,
 }
 
+impl Acted {
+    fn client(self) -> bool {
+        self != Acted::Server
+    }
+    fn server(self) -> bool {
+        self != Acted::Client
+    }
+}
+
 pub struct World<'s> {
     pub sc: &'s Scenario,
     pub now: Nanos,
@@ -168,8 +177,12 @@ impl<'s> World<'s> {
     /// time per hop.
     #[inline]
     fn prefetch_pipe(&self, dir: DirId) {
-        if let Some(third) = self.fabric.ahead(dir, 2) {
-            self.packets.prefetch(third.id);
+        if let Some(third) = self
+            .fabric
+            .ahead(dir, 2)
+            .and_then(|p| self.packets.get(p.id))
+        {
+            net::prefetch(third);
         }
         for (ahead, deep) in [(1, false), (0, true)] {
             let Some(&next) = self.fabric.ahead(dir, ahead) else {
@@ -289,7 +302,7 @@ impl<'s> World<'s> {
     /// has nothing to send and the same deadline.
     fn flush(&mut self, c: ConnId, acted: Acted) {
         let (i, now) = (c.index(), self.now);
-        if acted != Acted::Client {
+        if acted.server() {
             while let Some(p) = self.conns[i]
                 .server
                 .as_mut()
@@ -298,7 +311,7 @@ impl<'s> World<'s> {
                 self.inject(p);
             }
         }
-        if acted != Acted::Server {
+        if acted.client() {
             while let Some(p) = self.conns[i]
                 .client
                 .as_mut()
@@ -307,15 +320,25 @@ impl<'s> World<'s> {
                 self.inject(p);
             }
         }
-        if acted == Acted::Client {
+        if acted.server() {
+            self.pass_server_events(c);
+        }
+        if acted.client() {
             if self.conns[i].client.as_ref().is_some_and(Client::all_acked) {
                 self.close(c);
                 return;
             }
             self.schedule_timeout(c, End::Client);
-            return;
         }
-        let flow = self.conns[i].flow;
+        if acted.server() {
+            self.schedule_timeout(c, End::Server);
+        }
+    }
+
+    /// The server's events to the meters and sources: bytes received per subflow, bytes
+    /// delivered in order (and a finite transfer's completion).
+    fn pass_server_events(&mut self, c: ConnId) {
+        let (i, flow) = (c.index(), self.conns[c.index()].flow);
         while let Some(ev) = self.conns[i].server.as_mut().and_then(Server::poll_event) {
             match ev {
                 ServerEvent::Received { subflow, bytes } => {
@@ -332,14 +355,6 @@ impl<'s> World<'s> {
                 }
             }
         }
-        if acted == Acted::Both {
-            if self.conns[i].client.as_ref().is_some_and(Client::all_acked) {
-                self.close(c);
-                return;
-            }
-            self.schedule_timeout(c, End::Client);
-        }
-        self.schedule_timeout(c, End::Server);
     }
 
     /// Schedules the endpoint's earliest deadline unless an event at or before it is

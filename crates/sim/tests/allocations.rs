@@ -59,10 +59,7 @@ fn dumbbell(protocol: &str, paths: usize, flows: u32, seconds: u32) -> Scenario 
          from = \"src\"\nto = \"dst\"\nstagger = \"100ms\"\n\
          [measure]\ninterval = \"1s\"\nper_flow = false\n"
     );
-    let opts = LoadOptions {
-        overrides: Vec::new(),
-    };
-    load_str(&text, Path::new("alloc.toml"), &opts)
+    load_str(&text, Path::new("alloc.toml"), &LoadOptions::default())
         .unwrap_or_else(|e| panic!("{e}"))
         .remove(0)
 }

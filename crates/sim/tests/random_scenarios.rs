@@ -163,10 +163,7 @@ fn scenario() -> impl Strategy<Value = (String, u64)> {
 }
 
 fn load(text: &str) -> Scenario {
-    let opts = LoadOptions {
-        overrides: Vec::new(),
-    };
-    load_str(text, Path::new("random.toml"), &opts)
+    load_str(text, Path::new("random.toml"), &LoadOptions::default())
         .unwrap_or_else(|e| panic!("a valid scenario was refused:\n{e}\n{text}"))
         .remove(0)
 }

@@ -86,11 +86,10 @@ impl<E> Calendar<E> {
                 let Some(first) = self.far.peek() else {
                     return;
                 };
-                self.horizon = self.horizon.max(first.time & !(BUCKET_WIDTH - 1));
+                // Far events lie beyond the ring, so this moves the horizon on, and the
+                // first of them into the ring.
+                self.horizon = first.time & !(BUCKET_WIDTH - 1);
                 self.take_from_far();
-                if self.in_buckets == 0 {
-                    continue;
-                }
             }
             let bucket = &mut self.buckets[bucket_of(self.horizon)];
             self.in_buckets -= bucket.len();

@@ -29,6 +29,10 @@ fn key(time: Nanos, seq: u64) -> Key {
     ((time as u128) << 64) | seq as u128
 }
 
+fn time_of(key: Key) -> Nanos {
+    (key >> 64) as Nanos
+}
+
 struct Entry<E> {
     time: Nanos,
     seq: u64,
@@ -120,7 +124,7 @@ impl<E> EventQueue<E> {
                 if key > limit {
                     return None;
                 }
-                ((key >> 64) as Nanos, self.keyed.pop(k))
+                (time_of(key), self.keyed.pop(k))
             }
             _ => {
                 if other > limit || other == NONE {
@@ -135,8 +139,8 @@ impl<E> EventQueue<E> {
     }
 
     pub fn peek_time(&mut self) -> Option<Nanos> {
-        let keyed = self.keyed.peek().map(|(_, key)| (key >> 64) as Nanos);
-        let other = self.other.peek().map(|key| (key >> 64) as Nanos);
+        let keyed = self.keyed.peek().map(|(_, key)| time_of(key));
+        let other = self.other.peek().map(time_of);
         match (keyed, other) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),

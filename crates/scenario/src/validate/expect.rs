@@ -2,7 +2,7 @@
 //! against published figures, each naming parameters of the scenario.
 
 use super::{Problems, at, key, unknown};
-use crate::error::did_you_mean;
+use crate::error::suggestion;
 use crate::metrics::{Entity, Metric, Quantity};
 use crate::spans::Seg;
 use crate::spec::{ExpectSpec, OrderSpec, PlotSpec};
@@ -57,12 +57,10 @@ fn check_metric(path: Vec<Seg>, name: &str, names: &Names<'_>, p: &mut Problems)
     let quantities: Vec<&str> = Quantity::ALL.iter().map(|q| q.as_str()).collect();
     let Some(m) = Metric::parse(name) else {
         let message = match name.rsplit_once('.') {
-            Some((_, q)) if !quantities.contains(&q) => {
-                let hint = did_you_mean(q, quantities.iter().copied())
-                    .map(|s| format!("did you mean `{s}`?"))
-                    .unwrap_or_else(|| format!("expected one of: {}", quantities.join(", ")));
-                format!("unknown quantity `{q}` in metric `{name}`; {hint}")
-            }
+            Some((_, q)) if !quantities.contains(&q) => format!(
+                "unknown quantity `{q}` in metric `{name}`; {}",
+                suggestion(q, &quantities)
+            ),
             _ => format!(
                 "unknown metric `{name}`: expected an entity and a quantity, such as \
                  `group.<group>.goodput_mbps`, `link.<link>.ab.utilisation` or `all.jain`"

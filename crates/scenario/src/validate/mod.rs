@@ -10,7 +10,7 @@ mod measure;
 mod nodes;
 mod paths;
 
-use crate::error::did_you_mean;
+use crate::error::suggestion;
 use crate::model::Scenario;
 use crate::spans::Seg;
 use crate::spec::ScenarioSpec;
@@ -43,13 +43,11 @@ fn at(table: &str, i: usize, field: &str) -> Vec<Seg> {
 }
 
 fn unknown(what: &str, name: &str, known: &[&str]) -> String {
-    let mut m = format!("unknown {what} `{name}`");
-    match did_you_mean(name, known.iter().copied()) {
-        Some(s) => m.push_str(&format!("; did you mean `{s}`?")),
-        None if known.is_empty() => m.push_str(&format!(" (the scenario defines no {what})")),
-        None => m.push_str(&format!("; expected one of: {}", known.join(", "))),
+    if known.is_empty() {
+        format!("unknown {what} `{name}` (the scenario defines no {what})")
+    } else {
+        format!("unknown {what} `{name}`; {}", suggestion(name, known))
     }
-    m
 }
 
 /// Longest scenario name: it names a folder, and names beyond this are typing accidents.

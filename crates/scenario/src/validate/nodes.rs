@@ -17,6 +17,8 @@ pub struct Nodes<'s> {
 pub fn check<'s>(specs: &'s [NodeSpec], p: &mut Problems) -> Nodes<'s> {
     let mut list: Vec<Node> = Vec::new();
     let mut index: HashMap<String, NodeId> = HashMap::new();
+    // Every name once, in the file's order (for did-you-mean).
+    let mut names = Vec::new();
     if specs.is_empty() {
         p.push(
             vec![key("node")],
@@ -45,6 +47,7 @@ pub fn check<'s>(specs: &'s [NodeSpec], p: &mut Problems) -> Nodes<'s> {
             }
             Entry::Vacant(v) => {
                 v.insert(NodeId(list.len()));
+                names.push(n.name.as_str());
             }
         }
         list.push(Node {
@@ -53,15 +56,5 @@ pub fn check<'s>(specs: &'s [NodeSpec], p: &mut Problems) -> Nodes<'s> {
             interfaces: Vec::new(),
         });
     }
-    Nodes {
-        list,
-        index,
-        // Each name once, in the file's order.
-        names: specs
-            .iter()
-            .enumerate()
-            .filter(|(i, n)| specs[..*i].iter().all(|m| m.name != n.name))
-            .map(|(_, n)| n.name.as_str())
-            .collect(),
-    }
+    Nodes { list, index, names }
 }
