@@ -7,6 +7,7 @@ mod cc_bench;
 mod emu_bench;
 mod memory;
 mod run;
+mod soak;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -70,6 +71,24 @@ enum Command {
     },
     /// Write report.md and plots for a results folder.
     Report { dir: PathBuf },
+    /// Kernel backend for a long time (root): the scenario's events repeated every cycle
+    /// (link flaps); checks that data keeps flowing, memory and descriptors stay flat, the
+    /// emulator never stalls and nothing is left behind. Exit status 1 if a check fails.
+    Soak {
+        #[arg(default_value = "scenarios/soak-flaps.toml")]
+        scenario: PathBuf,
+        /// How long (e.g. 1h, 10min).
+        #[arg(long, default_value = "1h")]
+        duration: String,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Results folder (replaced if it is one); default results/soak-<scenario name>.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// How often memory, descriptors and threads are sampled.
+        #[arg(long, default_value = "10s")]
+        sample_every: String,
+    },
     /// The real-time emulator.
     Emu {
         #[command(subcommand)]
@@ -239,6 +258,19 @@ fn main() -> ExitCode {
                 algorithms,
             } => cc_bench::bench(seconds, repeat, &algorithms),
         },
+        Command::Soak {
+            scenario,
+            duration,
+            seed,
+            out,
+            sample_every,
+        } => soak::soak(&soak::SoakArgs {
+            scenario,
+            duration,
+            seed,
+            out,
+            sample_every,
+        }),
         Command::Agent { role } => agent::run(role),
     };
     match result {

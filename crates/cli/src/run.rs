@@ -113,7 +113,7 @@ fn shorten(variants: &mut [Scenario], duration: &str) -> Result<()> {
     Ok(())
 }
 
-fn progress_bar(total: u64) -> ProgressBar {
+pub(crate) fn progress_bar(total: u64) -> ProgressBar {
     let bar = ProgressBar::new(total * 1000);
     if !std::io::stderr().is_terminal() {
         bar.set_draw_target(ProgressDrawTarget::hidden());

@@ -94,6 +94,12 @@ impl KernelSession {
         })
     }
 
+    /// The kernel ids of the struct_ops maps this session registered (to check, after it is
+    /// dropped, that the kernel let go of them).
+    pub fn registered_struct_ops(&self) -> Vec<u32> {
+        self.registered.clone()
+    }
+
     /// Installs the eBPF algorithms `sc` uses that are not installed yet.
     pub fn prepare(&mut self, sc: &Scenario) -> Result<()> {
         let first = self.installed.is_empty();
