@@ -20,6 +20,27 @@ pub fn load_options(set: &[String]) -> Result<LoadOptions> {
     Ok(LoadOptions { overrides })
 }
 
+/// The delays drawn for links with a spread (fixed by the scenario's seed, the same in
+/// every run), so that a reader knows which uplink is the long one.
+fn print_drawn_delays(sc: &Scenario) {
+    if sc.links.iter().all(|l| l.delay_spread.nanos() == 0) {
+        return;
+    }
+    let drawn = net::draws::for_run(sc, sc.seed);
+    for (link, was) in drawn.links.iter().zip(&sc.links) {
+        if was.delay_spread.nanos() > 0 {
+            let ms = |d: scenario::units::Duration| d.secs() * 1e3;
+            println!(
+                "  link {} delay drawn: {:.1} ms (mean {:.1} ms, spread {:.1} ms)",
+                link.name,
+                ms(link.dirs[0].delay),
+                ms(was.dirs[0].delay),
+                ms(was.delay_spread)
+            );
+        }
+    }
+}
+
 fn load(path: &Path, set: &[String]) -> Result<Vec<Scenario>> {
     Ok(load_file(path, &load_options(set)?)?)
 }
@@ -48,6 +69,9 @@ pub fn check(paths: &[PathBuf], set: &[String]) -> Result<bool> {
                     if vs.len() == 1 { "" } else { "s" },
                     scenario::footprint::human(memory)
                 );
+                if let Some(first) = vs.first() {
+                    print_drawn_delays(first);
+                }
             }
             Err(e) => {
                 eprintln!("{e:#}");
@@ -192,7 +216,30 @@ pub fn run(path: &Path, args: &RunArgs) -> Result<bool> {
         let p = report::write_report(&out)?;
         println!("report in {}", p.display());
     }
+    warn_unreliable(&summary);
     Ok(summary.all_pass())
+}
+
+/// The last lines of a kernel run: every run whose emulator lost or delayed too many
+/// packets itself, so that its figures are not taken for the network's.
+fn warn_unreliable(summary: &report::Summary) {
+    for line in unreliable_warnings(summary) {
+        eprintln!("{line}");
+    }
+}
+
+fn unreliable_warnings(summary: &report::Summary) -> Vec<String> {
+    summary
+        .unreliable_runs()
+        .map(|(v, e)| {
+            format!(
+                "warning: UNRELIABLE run: {} seed {}: {} (summary.json: variants[].emulator)",
+                v.name,
+                e.seed,
+                e.why.join("; ")
+            )
+        })
+        .collect()
 }
 
 /// Where captures go during a run: the results folder is replaced when results are written.
@@ -278,6 +325,10 @@ fn run_all(
         results
     };
     bar.finish_and_clear();
+    let mut results = results;
+    for (result, &(i, _)) in results.iter_mut().zip(&tasks) {
+        scenario::derived::add(&runnable[i], &mut result.metrics);
+    }
     let mut results = results.into_iter();
     let runs = runnable
         .iter()
@@ -424,14 +475,6 @@ fn print_table(s: &report::Summary) {
         }
     }
     for o in &s.orders {
-        let values: Vec<String> = o
-            .values
-            .iter()
-            .map(|(n, v)| match v {
-                Some(v) => format!("{n} {v:.3}"),
-                None => format!("{n} missing"),
-            })
-            .collect();
         let under = if o.context.is_empty() {
             String::new()
         } else {
@@ -441,8 +484,11 @@ fn print_table(s: &report::Summary) {
             "  {} {}{under}: {}",
             if o.pass { "holds" } else { "FAILS" },
             o.statement,
-            values.join(" < ")
+            o.values_text()
         );
+        if let (false, Some(why)) = (o.pass, &o.if_fails) {
+            println!("    why: {why}");
+        }
     }
 }
 
@@ -460,4 +506,57 @@ pub fn compare(a: &Path, b: &Path) -> Result<bool> {
     }
     print!("{}", report::compare::compare(&sa, &sb));
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use report::VariantSummary;
+    use scenario::results::EmulatorHealth;
+
+    #[test]
+    fn each_unreliable_run_gets_a_warning_that_says_why() {
+        let variant = |name: &str, emulator: Vec<EmulatorHealth>| VariantSummary {
+            name: name.into(),
+            dir: name.into(),
+            params: Default::default(),
+            metrics: Default::default(),
+            checks: Vec::new(),
+            stats: Vec::new(),
+            emulator,
+        };
+        let bad = EmulatorHealth {
+            seed: 3,
+            unreliable: true,
+            why: vec![
+                "the emulator lost 20 of 1000 packets itself (2.000 %, bound 0.1 %)".into(),
+                "15 of 980 packets were handed over more than 5 ms late".into(),
+            ],
+            ..EmulatorHealth::default()
+        };
+        let summary = report::Summary {
+            format: 1,
+            scenario: "s".into(),
+            file: "s.toml".into(),
+            description: String::new(),
+            source: String::new(),
+            backend: "kernel".into(),
+            seeds: vec![1, 3],
+            variants: vec![
+                variant("cc=lia", vec![EmulatorHealth::default()]),
+                variant("cc=olia", vec![EmulatorHealth::default(), bad]),
+            ],
+            orders: Vec::new(),
+            plots: Vec::new(),
+        };
+        let seed = summary.variants[1].emulator[1].seed;
+        assert_eq!(
+            unreliable_warnings(&summary),
+            vec![format!(
+                "warning: UNRELIABLE run: cc=olia seed {seed}: the emulator lost 20 of 1000 \
+                 packets itself (2.000 %, bound 0.1 %); 15 of 980 packets were handed over more \
+                 than 5 ms late (summary.json: variants[].emulator)"
+            )]
+        );
+    }
 }

@@ -171,6 +171,34 @@ fn e3_on_the_kernel_matches_table_3_and_leaves_nothing_even_after_a_crash() {
     assert_eq!(metric("kernel.a.MPTcpExtMPCapableSYNRX"), Some(1.0));
     assert!(metric("kernel.a.MPTcpExtMPJoinSynRx").unwrap() >= 1.0);
     assert_eq!(metric("kernel.mptcp_fallbacks"), Some(0.0));
+    // Every variant's run reports the emulator's own losses and lateness apart from the
+    // links' drops, with the flag; a run that is flagged says so at the end of the output.
+    for v in summary["variants"].as_array().unwrap() {
+        let runs = v["emulator"]
+            .as_array()
+            .expect("an emulator section per variant");
+        assert_eq!(runs.len(), 1, "{}: one entry per seed", v["name"]);
+        let e = &runs[0];
+        assert_eq!(e["seed"], 1);
+        assert!(e["offered_pkts"].as_u64().unwrap() > 10_000, "{e}");
+        assert_eq!(e["own_loss_bound"], 0.001);
+        assert_eq!(e["late_bound_ms"], 5.0);
+        let unreliable = e["unreliable"].as_bool().expect("a boolean flag");
+        assert_eq!(
+            unreliable,
+            stderr.contains(&format!(
+                "warning: UNRELIABLE run: {} seed {}",
+                v["name"].as_str().unwrap(),
+                e["seed"]
+            )),
+            "{e}"
+        );
+        assert!(
+            v["metrics"]["emulator.own_losses"]["mean"]
+                .as_f64()
+                .is_some()
+        );
+    }
     // The capture of the ISP-2 access link is there and tshark reads TCP from it.
     let pcap = out.join("pcap").join("mode=tcp-isp2-seed1-b-isp2.pcap");
     let tshark = Command::new("tshark")

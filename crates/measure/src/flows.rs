@@ -176,6 +176,7 @@ impl FlowMeter {
                 metric(Quantity::GoodputMbpsPerFlow),
                 sum / goodputs.len().max(1) as f64,
             );
+            metrics.insert(metric(Quantity::GoodputStdMbps), std_dev(&goodputs));
             metrics.insert(metric(Quantity::Jain), jain(&goodputs));
             if group.protocol == Protocol::Mptcp {
                 for k in 0..subflows(sc, g) {
@@ -251,9 +252,26 @@ impl FlowMeter {
             out.metrics.insert(all(Quantity::Jain), jain(&all_bulk));
             out.metrics
                 .insert(all(Quantity::GoodputMbps), all_bulk.iter().sum());
+            out.metrics.insert(
+                all(Quantity::GoodputMbpsPerFlow),
+                all_bulk.iter().sum::<f64>() / all_bulk.len() as f64,
+            );
+            out.metrics
+                .insert(all(Quantity::GoodputStdMbps), std_dev(&all_bulk));
         }
         out
     }
+}
+
+/// The population standard deviation (every flow of the group is counted, none sampled);
+/// 0 for fewer than two values.
+fn std_dev(values: &[f64]) -> f64 {
+    if values.len() < 2 {
+        return 0.0;
+    }
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt()
 }
 
 /// The convergence time of the Balia draft's responsiveness experiment (Table 2): the first instant after `after` at which the window reaches

@@ -17,6 +17,9 @@ pub struct LinkMeter {
     warm: Vec<(u64, u64)>,
     capacity_bits: Vec<f64>,
     capacity_since: Vec<u64>,
+    /// Payload bytes first received, after the warm-up, over routes that cross each
+    /// direction: the direction's goodput (MATCP's per-path goodput).
+    received: Vec<u64>,
 }
 
 impl LinkMeter {
@@ -31,6 +34,7 @@ impl LinkMeter {
             warm: vec![(0, 0); ndirs],
             capacity_bits: vec![0.0; ndirs],
             capacity_since: vec![warmup; ndirs],
+            received: vec![0; ndirs],
         }
     }
 
@@ -39,6 +43,16 @@ impl LinkMeter {
         self.trace_times.push(now as f64 / 1e9);
         for (d, l) in links.iter().enumerate() {
             self.queue[d].push(l.queue_pkts() as f32);
+        }
+    }
+
+    /// `bytes` of new payload arrived at `now` over the route through `hops`.
+    pub fn received(&mut self, now: u64, hops: &[DirId], bytes: u64) {
+        if now < self.warmup {
+            return;
+        }
+        for d in hops {
+            self.received[d.index()] += bytes;
         }
     }
 
@@ -75,14 +89,22 @@ impl LinkMeter {
             let entity = Entity::Link(link.name.clone(), LinkSide::of_dir(dir));
             let metric = |q| String::from(Metric::new(entity.clone(), q));
             self.capacity_changes(self.end, dir, l);
-            let bits = (l.stats.tx_bytes - self.warm[d].0) as f64 * 8.0;
-            out.metrics.insert(
-                metric(Quantity::Utilisation),
+            let share = |bytes: u64| {
                 if self.capacity_bits[d] > 0.0 {
-                    bits / self.capacity_bits[d]
+                    bytes as f64 * 8.0 / self.capacity_bits[d]
                 } else {
                     0.0
-                },
+                }
+            };
+            let sent = l.stats.tx_bytes - self.warm[d].0;
+            out.metrics
+                .insert(metric(Quantity::Utilisation), share(sent));
+            out.metrics
+                .insert(metric(Quantity::GoodputShare), share(self.received[d]));
+            let measured_s = self.end.saturating_sub(self.warmup) as f64 / 1e9;
+            out.metrics.insert(
+                metric(Quantity::GoodputMbps),
+                crate::mbps(self.received[d], measured_s),
             );
             out.metrics.insert(
                 metric(Quantity::Drops),

@@ -8,6 +8,7 @@
 //! callers pass the current time in nanoseconds, from a simulated or a monotonic clock.
 
 mod aqm;
+pub mod draws;
 pub mod fabric;
 pub mod layout;
 mod link;

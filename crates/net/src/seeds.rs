@@ -12,6 +12,13 @@ pub enum Stream {
     /// One flow's start jitter, then its on/off burst and idle times (index: the flow's
     /// position in the layout).
     Flow = 2,
+    /// A scenario's numbers drawn per run, such as a group's size (index: the group).
+    Draw = 3,
+    /// A source's path choices (index: the flow's position in the layout): apart from its
+    /// burst and idle times, so that every selector sees the same on/off pattern.
+    Select = 4,
+    /// A link's delay drawn per scenario (index: the link).
+    Delay = 5,
 }
 
 /// The seed of stream `index` of `kind`: splitmix64's finaliser over the run's seed mixed

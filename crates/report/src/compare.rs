@@ -255,6 +255,7 @@ mod tests {
                     .collect(),
                 checks: Vec::new(),
                 stats: Vec::new(),
+                emulator: Vec::new(),
             }],
             orders: Vec::new(),
             plots: Vec::new(),

@@ -4,6 +4,7 @@
 
 pub mod compare;
 pub mod markdown;
+mod panels;
 pub use markdown::write_report;
 pub mod plots;
 pub mod store;

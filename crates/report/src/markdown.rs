@@ -3,12 +3,12 @@
 
 use crate::plots::{Bar, Line, line_chart, published_bars};
 use crate::store::{read_series, read_summary};
-use crate::summary::{Check, MetricStats, Summary};
+use crate::summary::{Check, MetricStats, OrderCheck, Summary};
 use anyhow::Result;
 use scenario::metrics::{Entity, Metric, Quantity};
 use scenario::results::Series;
 use scenario::spec::PlotSpec;
-use scenario::units::Size;
+use scenario::units::{Duration, Size};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
@@ -297,19 +297,6 @@ fn orders_section(md: &mut String, s: &Summary) -> Result<()> {
         "| statement | under | ours, in claimed order | holds |\n| --- | --- | --- | --- |"
     )?;
     for o in &s.orders {
-        let values: Vec<String> = o
-            .values
-            .iter()
-            .map(|(name, v)| match v {
-                Some(v) => format!("{name} {v:.3}"),
-                None => format!("{name} missing"),
-            })
-            .collect();
-        let sep = if o.min_ratio > 1.0 {
-            format!(" <(x{}) ", o.min_ratio)
-        } else {
-            " < ".into()
-        };
         let metric = match &o.over {
             Some(d) => format!("`{}` / `{d}`", o.metric),
             None => format!("`{}`", o.metric),
@@ -323,22 +310,59 @@ fn orders_section(md: &mut String, s: &Summary) -> Result<()> {
             } else {
                 &o.context
             },
-            values.join(&sep),
+            o.values_text(),
             if o.pass { "yes" } else { "**no**" }
         )?;
+    }
+    writeln!(md)?;
+    failures_explained(md, s)
+}
+
+/// Each ordering that fails somewhere, once, with the scenario's reading of why.
+fn failures_explained(md: &mut String, s: &Summary) -> Result<()> {
+    let mut failed: Vec<&OrderCheck> = Vec::new();
+    for o in s.orders.iter().filter(|o| !o.pass) {
+        if !failed.iter().any(|f| f.statement == o.statement) {
+            failed.push(o);
+        }
+    }
+    if failed.is_empty() {
+        return Ok(());
+    }
+    writeln!(md, "Where an ordering does not hold:\n")?;
+    for o in failed {
+        let points: Vec<&str> = s
+            .orders
+            .iter()
+            .filter(|x| !x.pass && x.statement == o.statement)
+            .map(|x| {
+                if x.context.is_empty() {
+                    "all"
+                } else {
+                    x.context.as_str()
+                }
+            })
+            .collect();
+        let why = o
+            .if_fails
+            .as_deref()
+            .unwrap_or("the scenario gives no explanation.");
+        writeln!(md, "- {} (under {}): {why}", o.statement, points.join("; "))?;
     }
     writeln!(md)?;
     Ok(())
 }
 
-/// A parameter value as a number for a sweep's x axis: numbers as they are, sizes in MB.
+/// A parameter value as a number for a sweep's x axis: numbers as they are, sizes in MB,
+/// durations in seconds.
 fn numeric(v: &serde_json::Value) -> Option<f64> {
     match v {
         serde_json::Value::Number(n) => n.as_f64(),
         serde_json::Value::String(t) => t
             .parse()
             .ok()
-            .or_else(|| Size::parse(t).ok().map(|s| s.bytes(1500) as f64 / 1e6)),
+            .or_else(|| Size::parse(t).ok().map(|s| s.bytes(1500) as f64 / 1e6))
+            .or_else(|| Duration::parse(t).ok().map(Duration::secs)),
         _ => None,
     }
 }
@@ -411,6 +435,40 @@ fn custom_plots(md: &mut String, s: &Summary, dir: &Path) -> Result<()> {
                 writeln!(
                     md,
                     "## {title}\n\nFirst seed of each variant.{note}\n\n![{title}]({stem}.png) ([svg]({stem}.svg))\n"
+                )?;
+            }
+            PlotSpec::Panels {
+                title,
+                x,
+                panels,
+                baseline,
+                metrics,
+                band,
+                scale,
+                x_label,
+                y_label,
+            } => {
+                let spec = crate::panels::PanelSpec {
+                    title,
+                    x,
+                    panels,
+                    baseline: baseline.as_ref().map(scenario::load::display_value),
+                    metrics,
+                    band: band.as_deref(),
+                    scale: *scale,
+                    x_label: x_label.as_deref().unwrap_or(x),
+                    y_label: y_label.as_deref().unwrap_or(&metrics[0]),
+                };
+                if !crate::panels::draw(&dir.join(&stem), s, &spec, display, numeric)? {
+                    continue;
+                }
+                let band_note = match band {
+                    Some(b) => format!(" The shading is `{b}` either side."),
+                    None => String::new(),
+                };
+                writeln!(
+                    md,
+                    "## {title}\n\nMeans over seeds; one panel per `{panels}`, the baseline solid and the panel's own value dashed.{band_note}\n\n![{title}]({stem}.png) ([svg]({stem}.svg))\n"
                 )?;
             }
             PlotSpec::Sweep {

@@ -15,7 +15,7 @@ pub struct Line {
 
 const SIZE: (u32, u32) = (900, 480);
 
-fn palette(i: usize) -> RGBColor {
+pub(crate) fn palette(i: usize) -> RGBColor {
     const C: [RGBColor; 8] = [
         RGBColor(31, 119, 180),
         RGBColor(255, 127, 14),
@@ -55,7 +55,7 @@ pub fn line_chart(
     )
 }
 
-fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
+pub(crate) fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
     anyhow!("plotting: {e:?}")
 }
 

@@ -2,7 +2,7 @@
 
 use scenario::Scenario;
 use scenario::load::display_value;
-use scenario::results::{RunResult, RunStats};
+use scenario::results::{EmulatorHealth, RunResult, RunStats};
 use scenario::spec::{ExpectSpec, OrderSpec, Tolerance};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -72,6 +72,9 @@ pub struct OrderCheck {
     pub min_ratio: f64,
     pub pass: bool,
     pub source: String,
+    /// The scenario's explanation of a failure, if it gives one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub if_fails: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -83,6 +86,10 @@ pub struct VariantSummary {
     pub metrics: BTreeMap<String, MetricStats>,
     pub checks: Vec<Check>,
     pub stats: Vec<RunStats>,
+    /// Kernel backend, per run (seed): the emulator's own losses and lateness, and whether
+    /// they make the run unreliable.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub emulator: Vec<EmulatorHealth>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -101,7 +108,39 @@ pub struct Summary {
     pub plots: Vec<scenario::spec::PlotSpec>,
 }
 
+impl OrderCheck {
+    /// What stands between two values when the ordering is printed: `<`, or `<(x1.6)` for
+    /// a factor (`<(x0.99)`: at least 99 % of the value before).
+    pub fn separator(&self) -> String {
+        if self.min_ratio == 1.0 {
+            " < ".into()
+        } else {
+            format!(" <(x{}) ", self.min_ratio)
+        }
+    }
+
+    /// Our means in the claimed order: `lia 7.012 < olia 7.530`.
+    pub fn values_text(&self) -> String {
+        let values: Vec<String> = self
+            .values
+            .iter()
+            .map(|(name, v)| match v {
+                Some(v) => format!("{name} {v:.3}"),
+                None => format!("{name} missing"),
+            })
+            .collect();
+        values.join(&self.separator())
+    }
+}
+
 impl Summary {
+    /// Runs whose emulator lost or delayed too much itself: (variant, the figures).
+    pub fn unreliable_runs(&self) -> impl Iterator<Item = (&VariantSummary, &EmulatorHealth)> {
+        self.variants
+            .iter()
+            .flat_map(|v| v.emulator.iter().map(move |e| (v, e)))
+            .filter(|(_, e)| e.unreliable)
+    }
     pub fn checks(&self) -> impl Iterator<Item = (&VariantSummary, &Check)> {
         self.variants
             .iter()
@@ -172,6 +211,7 @@ pub fn summarize(variants: &[Scenario], runs: &[Vec<RunResult>], backend: &str) 
                 metrics,
                 checks,
                 stats: rs.iter().map(|r| r.stats.clone()).collect(),
+                emulator: rs.iter().filter_map(|r| r.emulator.clone()).collect(),
             }
         })
         .collect();
@@ -198,11 +238,16 @@ fn applies(x: &ExpectSpec, sc: &Scenario) -> bool {
     matches_when(&x.when, sc)
 }
 
+/// Whether a variant has every parameter value `when` names; a list names any of its values.
 fn matches_when(when: &BTreeMap<String, toml::Value>, sc: &Scenario) -> bool {
     when.iter().all(|(k, v)| {
-        sc.params
-            .get(k)
-            .is_some_and(|p| display_value(p) == display_value(v))
+        sc.params.get(k).is_some_and(|p| {
+            let p = display_value(p);
+            match v {
+                toml::Value::Array(any) => any.iter().any(|v| display_value(v) == p),
+                v => display_value(v) == p,
+            }
+        })
     })
 }
 
@@ -256,7 +301,7 @@ fn evaluate_order(o: &OrderSpec, variants: &[Scenario], vs: &[VariantSummary]) -
                 values.push((want, ratio_of(&o.metric, o.over.as_deref(), &vs[i].metrics)));
             }
             let pass = values.windows(2).all(|w| match (w[0].1, w[1].1) {
-                (Some(a), Some(b)) => b > a && b >= a * o.min_ratio,
+                (Some(a), Some(b)) => o.holds(a, b),
                 _ => false,
             });
             Some(OrderCheck {
@@ -269,6 +314,7 @@ fn evaluate_order(o: &OrderSpec, variants: &[Scenario], vs: &[VariantSummary]) -
                 min_ratio: o.min_ratio,
                 pass,
                 source: o.source.clone(),
+                if_fails: o.if_fails.clone(),
             })
         })
         .collect()
@@ -344,5 +390,80 @@ mod tests {
             ..x(None, None, Some(0.0), None)
         };
         assert!(!evaluate(&missing, &m).pass);
+    }
+
+    fn run(seed: u64, emulator: Option<EmulatorHealth>) -> RunResult {
+        RunResult {
+            scenario: "s".into(),
+            variant: String::new(),
+            backend: "kernel".into(),
+            seed,
+            params: BTreeMap::new(),
+            metrics: BTreeMap::new(),
+            flow_goodput_mbps: BTreeMap::new(),
+            series: Vec::new(),
+            stats: RunStats::default(),
+            emulator,
+        }
+    }
+
+    fn one_variant() -> Vec<Scenario> {
+        let toml = r#"
+[scenario]
+name = "s"
+duration = "10s"
+[[node]]
+name = "a"
+kind = "host"
+[[node]]
+name = "b"
+kind = "host"
+[[link]]
+a = "a"
+b = "b"
+rate = "10Mbps"
+delay = "10ms"
+[[flow]]
+name = "f"
+from = "a"
+to = "b"
+"#;
+        let opts = scenario::LoadOptions {
+            overrides: Vec::new(),
+        };
+        scenario::load_str(toml, "s.toml".as_ref(), &opts).unwrap()
+    }
+
+    #[test]
+    fn each_kernel_run_keeps_its_emulator_figures_and_flag() {
+        let flagged = EmulatorHealth {
+            seed: 2,
+            unreliable: true,
+            why: vec!["the emulator lost 30 of 1000 packets itself".into()],
+            ..EmulatorHealth::default()
+        };
+        let fine = EmulatorHealth {
+            seed: 1,
+            ..EmulatorHealth::default()
+        };
+        let runs = vec![vec![run(1, Some(fine)), run(2, Some(flagged.clone()))]];
+        let summary = summarize(&one_variant(), &runs, "kernel");
+        assert_eq!(summary.variants[0].emulator.len(), 2);
+        let unreliable: Vec<_> = summary.unreliable_runs().collect();
+        assert_eq!(unreliable.len(), 1);
+        assert_eq!(unreliable[0].1, &flagged);
+        let json = serde_json::to_value(&summary).unwrap();
+        let e = &json["variants"][0]["emulator"];
+        assert_eq!(e[1]["unreliable"], true);
+        assert_eq!(e[0]["unreliable"], false);
+        assert_eq!(e[1]["seed"], 2);
+    }
+
+    #[test]
+    fn simulator_summaries_have_no_emulator_section() {
+        let summary = summarize(&one_variant(), &[vec![run(1, None)]], "sim");
+        let json = serde_json::to_value(&summary).unwrap();
+        assert!(json["variants"][0].get("emulator").is_none(), "{json}");
+        assert_eq!(summary.unreliable_runs().count(), 0);
     }
 }

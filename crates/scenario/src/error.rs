@@ -58,7 +58,15 @@ pub fn did_you_mean<'a>(
 ) -> Option<&'a str> {
     candidates
         .into_iter()
-        .map(|c| (strsim::damerau_levenshtein(word, c), c))
+        // `MPTCP` for `mptcp` is a typo however far apart the letters are.
+        .map(|c| {
+            let d = if c.eq_ignore_ascii_case(word) {
+                0
+            } else {
+                strsim::damerau_levenshtein(word, c)
+            };
+            (d, c)
+        })
         .filter(|(d, c)| *d <= 2.max(c.len() / 3))
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c)
@@ -73,8 +81,13 @@ pub fn suggestion(word: &str, candidates: &[&str]) -> String {
     }
 }
 
-/// Adds "did you mean" to serde's "unknown field/variant `x`, expected one of `a`, `b`".
+/// Adds "did you mean" to serde's "unknown field/variant `x`, expected one of `a`, `b`",
+/// and says what serde names by Rust type (`u64`, `struct DirectionSpec`) in the file's
+/// terms.
 pub fn enrich_serde_message(message: &str) -> String {
+    // serde's words for a table without fields (`traffic = { kind = "bulk" }`).
+    let message =
+        &plain_types(message).replace(", there are no fields", ": this kind takes no fields");
     let Some(rest) = message
         .strip_prefix("unknown field `")
         .or_else(|| message.strip_prefix("unknown variant `"))
@@ -90,6 +103,33 @@ pub fn enrich_serde_message(message: &str) -> String {
         Some(best) => format!("{message}; did you mean `{best}`?"),
         None => message.to_string(),
     }
+}
+
+/// serde's "invalid type: ..., expected X" with X a Rust type: the file's word for it.
+fn plain_types(message: &str) -> String {
+    let Some((head, expected)) = message.rsplit_once(", expected ") else {
+        return message.to_string();
+    };
+    let plain = match expected {
+        "u64" => "a whole number, 0 or more".to_string(),
+        "u32" => format!("a whole number from 0 to {}", u32::MAX),
+        "f64" => "a number".to_string(),
+        "a sequence" => "a list `[...]`".to_string(),
+        "a boolean" => "`true` or `false`".to_string(),
+        "internally tagged enum QueueSpec" => {
+            "a queue table such as `{ kind = \"droptail\", size = \"100pkt\" }`".to_string()
+        }
+        "internally tagged enum TrafficFields" => {
+            "a traffic table such as `{ kind = \"bulk\" }`".to_string()
+        }
+        t if t.starts_with("internally tagged enum ") => "a table with a `kind`".to_string(),
+        "struct DirectionSpec" => {
+            "a table of overrides such as `{ rate = \"5Mbps\", loss = 0.01 }`".to_string()
+        }
+        t if t.starts_with("struct ") => "a table".to_string(),
+        _ => return message.to_string(),
+    };
+    format!("{head}, expected {plain}")
 }
 
 #[cfg(test)]

@@ -70,7 +70,8 @@ impl Scenario {
         let samples = duration.div_ceil(trace);
         let (mut flows, mut subflows, mut closed) = (0u128, 0u128, 0u128);
         for g in &self.flows {
-            let n = g.count as u128;
+            // The most flows a draw can give.
+            let n = g.count as u128 + g.count_spread as u128;
             let per_flow = match g.protocol {
                 Protocol::Tcp => 1,
                 Protocol::Mptcp => g.subflows.map_or(g.paths.len(), |s| s as usize).max(1) as u128,

@@ -2,6 +2,7 @@
 //! type shared by every backend.
 
 pub mod backend;
+pub mod derived;
 pub mod error;
 pub mod footprint;
 pub mod load;

@@ -49,12 +49,20 @@ pub fn load_str(
         let mut message = e.message().trim().to_string();
         // toml names neither the key nor the table: the span covers the key.
         if message == "duplicate key"
-            && let Some(key) = e.span().and_then(|s| text.get(s))
+            && let Some(span) = e.span()
+            && let Some(key) = text.get(span.clone())
         {
-            message = format!(
-                "duplicate key `{}`: each key may appear once in a table",
-                key.trim()
-            );
+            let key = key.trim();
+            // A table header (`[node]` after `[[node]]`, `[scenario]` twice) is no key.
+            let line_start = text[..span.start].rfind('\n').map_or(0, |i| i + 1);
+            message = if text[line_start..].trim_start().starts_with('[') {
+                format!(
+                    "duplicate table `{key}`: write a table once as [{key}], or each time as \
+                     [[{key}]] for a list of tables"
+                )
+            } else {
+                format!("duplicate key `{key}`: each key may appear once in a table")
+            };
         }
         ScenarioErrors::single(err(
             line,
@@ -70,6 +78,12 @@ pub fn load_str(
     };
     let doc: toml::Table = toml::from_str(text)
         .map_err(|e| ScenarioErrors::single(err(0, 0, String::new(), e.message().to_string())))?;
+    let shape = shape_problems(&doc);
+    if !shape.is_empty() {
+        return Err(ScenarioErrors(
+            shape.into_iter().map(|(p, m)| at(&p, m)).collect(),
+        ));
+    }
 
     let mut params: BTreeMap<String, Value> = match doc.get("params") {
         Some(Value::Table(t)) => t.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
@@ -188,10 +202,13 @@ pub fn load_str(
         let spec: ScenarioSpec = match serde_path_to_error::deserialize(body) {
             Ok(s) => s,
             Err(e) => {
-                let path = serde_path(e.path());
+                let mut path = serde_path(e.path());
                 // toml appends "in `a.b`"; we name the field ourselves, with its line.
                 let message = e.inner().to_string();
                 let message = message.split("\nin `").next().unwrap_or_default().trim();
+                if let Some(k) = quoted_key(&doc, &path, message) {
+                    path.push(Seg::Key(k));
+                }
                 errors.push(at(&path, enrich_serde_message(message)));
                 continue;
             }
@@ -220,6 +237,56 @@ pub fn load_str(
         return Err(ScenarioErrors(errors));
     }
     Ok(scenarios)
+}
+
+/// `[[measure]]` for `[measure]` or `[flow]` for `[[flow]]`: serde would read the one as
+/// the other's fields in order and blame a field the file never wrote.
+fn shape_problems(doc: &toml::Table) -> Vec<(Vec<Seg>, String)> {
+    const TABLES: &[&str] = &["scenario", "measure"];
+    const LISTS: &[&str] = &[
+        "node", "link", "flow", "event", "expect", "plot", "order", "derived",
+    ];
+    let mut problems = Vec::new();
+    for (k, v) in doc {
+        let message = match v {
+            Value::Array(_) if TABLES.contains(&k.as_str()) => {
+                format!("[{k}] is one table: write [{k}], not [[{k}]] or a list")
+            }
+            Value::Table(_) if LISTS.contains(&k.as_str()) => {
+                format!("[{k}] makes a list of tables: write [[{k}]] before each entry")
+            }
+            _ => continue,
+        };
+        problems.push((vec![Seg::Key(k.clone())], message));
+    }
+    problems
+}
+
+/// serde loses the path inside tagged enums (`queue`, `traffic`, `plot`) and drawn
+/// `{ mean, spread }` tables, and names the table: the one key of it whose name the message
+/// calls unknown, or whose string value it quotes, is where the mistake is.
+fn quoted_key(doc: &toml::Table, path: &[Seg], message: &str) -> Option<String> {
+    let mut v = doc.get(match path.first()? {
+        Seg::Key(k) => k.as_str(),
+        Seg::Index(_) => return None,
+    })?;
+    for seg in &path[1..] {
+        v = match seg {
+            Seg::Key(k) => v.as_table()?.get(k)?,
+            Seg::Index(i) => v.as_array()?.get(*i)?,
+        };
+    }
+    let table = v.as_table()?;
+    // The list of expected fields after an unknown one may quote a value (`panels`).
+    if let Some(rest) = message.strip_prefix("unknown field `") {
+        let field = rest.split('`').next()?;
+        return table.contains_key(field).then(|| field.to_string());
+    }
+    let quoted =
+        |s: &str| message.contains(&format!("`{s}`")) || message.contains(&format!("\"{s}\""));
+    let mut hits = table.iter().filter(|(_, v)| v.as_str().is_some_and(quoted));
+    let (k, _) = hits.next()?;
+    hits.next().is_none().then(|| k.clone())
 }
 
 /// `--set n=5` gives an integer, `--set cc=lia` a string: TOML's own rules, strings unquoted.

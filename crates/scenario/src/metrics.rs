@@ -51,6 +51,11 @@ impl LinkSide {
 pub enum Quantity {
     GoodputMbps,
     GoodputMbpsPerFlow,
+    /// Standard deviation of the flows' goodputs (population: every flow counted).
+    GoodputStdMbps,
+    /// A link direction's goodput (payload first received over routes that cross it) as a
+    /// share of the capacity it offered after the warm-up.
+    GoodputShare,
     Jain,
     /// The worst measurement interval after the warm-up.
     MinGoodputMbps,
@@ -67,9 +72,11 @@ pub enum Quantity {
 }
 
 impl Quantity {
-    pub const ALL: [Quantity; 12] = [
+    pub const ALL: [Quantity; 14] = [
         Quantity::GoodputMbps,
         Quantity::GoodputMbpsPerFlow,
+        Quantity::GoodputStdMbps,
+        Quantity::GoodputShare,
         Quantity::Jain,
         Quantity::MinGoodputMbps,
         Quantity::Completed,
@@ -86,6 +93,8 @@ impl Quantity {
         match self {
             Quantity::GoodputMbps => "goodput_mbps",
             Quantity::GoodputMbpsPerFlow => "goodput_mbps_per_flow",
+            Quantity::GoodputStdMbps => "goodput_std_mbps",
+            Quantity::GoodputShare => "goodput_share",
             Quantity::Jain => "jain",
             Quantity::MinGoodputMbps => "min_goodput_mbps",
             Quantity::Completed => "completed",

@@ -121,6 +121,9 @@ pub struct Link {
     pub b: NodeId,
     /// `[a to b, b to a]`.
     pub dirs: [DirConfig; 2],
+    /// A delay drawn per scenario: both directions' `delay` is the mean until
+    /// `net::draws` fixes it in `[mean - spread, mean + spread]`.
+    pub delay_spread: Duration,
 }
 
 impl Link {
@@ -155,7 +158,10 @@ impl Route {
 #[derive(Clone, Debug, Serialize)]
 pub struct FlowGroup {
     pub name: String,
+    /// Flows in the group; with a spread, the mean of a number drawn per run in
+    /// `[count - spread, count + spread]` (`net::draws` fixes it for a run).
     pub count: u32,
+    pub count_spread: u32,
     pub protocol: Protocol,
     pub cc: mptcp_cc::AlgorithmId,
     pub src: NodeId,
@@ -180,6 +186,8 @@ pub struct FlowGroup {
     pub scheduler: SchedulerKind,
     pub start_jitter: Duration,
     pub reconnect_after: Option<Duration>,
+    /// TCP: the selector that places each new connection on one of `paths` (MATCP).
+    pub select: Option<crate::spec::SelectSpec>,
 }
 
 /// Linux allows at most 8 subflows per MPTCP connection.
@@ -230,6 +238,7 @@ pub struct Scenario {
     pub expects: Vec<ExpectSpec>,
     pub plots: Vec<PlotSpec>,
     pub orders: Vec<OrderSpec>,
+    pub derived: Vec<crate::spec::DerivedSpec>,
 }
 
 impl Scenario {
@@ -241,7 +250,11 @@ impl Scenario {
             l.name, self.nodes[from].name, self.nodes[to].name
         )
     }
+    /// The most flows a run can have (counts drawn per run at their largest).
     pub fn total_flows(&self) -> u64 {
-        self.flows.iter().map(|f| f.count as u64).sum()
+        self.flows
+            .iter()
+            .map(|f| f.count as u64 + f.count_spread as u64)
+            .sum()
     }
 }

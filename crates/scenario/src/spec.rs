@@ -2,7 +2,7 @@
 //! (unknown keys, missing fields, wrong types). Cross-references are checked in `validate`.
 
 use crate::units::{BufferSize, Duration, Probability, Rate, Size};
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, de};
 use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -31,6 +31,35 @@ pub struct ScenarioSpec {
     pub plots: Vec<PlotSpec>,
     #[serde(default, rename = "order")]
     pub orders: Vec<OrderSpec>,
+    #[serde(default, rename = "derived")]
+    pub derived: Vec<DerivedSpec>,
+}
+
+/// A metric computed from others after each run, `derived.<name>`: "how unequal are the
+/// uplinks' goodputs" is the spread of four link metrics, and an expectation or ordering can
+/// then name it like any other metric.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DerivedSpec {
+    pub name: String,
+    pub reduce: Reduce,
+    /// The metrics it is computed from (at least two).
+    pub of: Vec<String>,
+}
+
+/// How a derived metric reduces its metrics to one number.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Reduce {
+    Min,
+    Max,
+    Mean,
+    /// Largest minus smallest.
+    Spread,
+    /// Population standard deviation.
+    Std,
+    /// Standard deviation over mean (0 when the mean is 0).
+    Cv,
 }
 
 /// An ordering across variants that must hold ("the cost is largest with LIA, smaller with
@@ -48,13 +77,31 @@ pub struct OrderSpec {
     pub param: String,
     /// Values of `param`, from the smallest metric to the largest.
     pub ascending: Vec<toml::Value>,
-    /// Each step must grow by at least this factor (default: any increase).
+    /// Each step must grow by at least this factor (default: any increase). Below 1, a
+    /// tolerance: each value at least this fraction of the one before ("equal or better,
+    /// within 1 %" is 0.99).
     #[serde(default = "unit_scale")]
     pub min_ratio: f64,
+    /// Only for variants with these parameter values (a list: any of them).
     #[serde(default)]
     pub when: BTreeMap<String, toml::Value>,
     #[serde(default)]
     pub source: String,
+    /// Why the ordering may not hold in our runs (a reading of the paper, a parameter it does
+    /// not give): the report prints it beside each point where it fails.
+    #[serde(default)]
+    pub if_fails: Option<String>,
+}
+
+impl OrderSpec {
+    /// Whether `b` may follow `a` in the ascending list.
+    pub fn holds(&self, a: f64, b: f64) -> bool {
+        if self.min_ratio < 1.0 {
+            b >= a * self.min_ratio
+        } else {
+            b > a && b >= a * self.min_ratio
+        }
+    }
 }
 
 /// A figure for the report beyond the standard ones.
@@ -80,6 +127,22 @@ pub enum PlotSpec {
         /// Scale the metric by this factor before plotting (e.g. 1e-3).
         #[serde(default = "unit_scale")]
         scale: f64,
+        y_label: Option<String>,
+    },
+    /// Metrics against a parameter, in one panel per value of `panels` (the paper's columns,
+    /// one per selector), each panel drawing the `baseline` value's lines solid and its own
+    /// dashed: one line per metric, with `band` shaded either side of a single metric.
+    Panels {
+        title: String,
+        x: String,
+        panels: String,
+        baseline: Option<toml::Value>,
+        metrics: Vec<String>,
+        /// A metric shaded above and below the line (one standard deviation).
+        band: Option<String>,
+        #[serde(default = "unit_scale")]
+        scale: f64,
+        x_label: Option<String>,
         y_label: Option<String>,
     },
 }
@@ -169,8 +232,9 @@ pub struct LinkSpec {
     pub a: String,
     pub b: String,
     pub rate: Rate,
-    /// One-way propagation delay.
-    pub delay: Duration,
+    /// One-way propagation delay: a duration, or `{ mean, spread }` for one drawn once per
+    /// scenario (from its `seed`), uniformly in `[mean - spread, mean + spread]`.
+    pub delay: DelaySpec,
     #[serde(default)]
     pub queue: QueueSpec,
     #[serde(default)]
@@ -191,7 +255,7 @@ pub enum Protocol {
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields, tag = "kind", rename_all = "lowercase")]
+#[serde(from = "TrafficFields", tag = "kind", rename_all = "lowercase")]
 pub enum TrafficSpec {
     /// Always has data to send.
     Bulk,
@@ -202,14 +266,35 @@ pub enum TrafficSpec {
     Onoff { burst: Duration, idle: Duration },
 }
 
+/// A `traffic` table as read: serde lets a unit variant of a tagged enum take any fields,
+/// so bulk is read as `Bulk {}`, which refuses them (`{ kind = "bulk", size = "1MB" }`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, tag = "kind", rename_all = "lowercase")]
+enum TrafficFields {
+    Bulk {},
+    File { size: Size },
+    Onoff { burst: Duration, idle: Duration },
+}
+
+impl From<TrafficFields> for TrafficSpec {
+    fn from(t: TrafficFields) -> Self {
+        match t {
+            TrafficFields::Bulk {} => TrafficSpec::Bulk,
+            TrafficFields::File { size } => TrafficSpec::File { size },
+            TrafficFields::Onoff { burst, idle } => TrafficSpec::Onoff { burst, idle },
+        }
+    }
+}
+
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowSpec {
     /// The group name; flows of a group are measured together.
     pub name: String,
-    /// How many identical flows this group holds.
-    #[serde(default = "one")]
-    pub count: u32,
+    /// How many identical flows this group holds: a number, or `{ mean, spread }` for a
+    /// number drawn per run, uniformly in `[mean - spread, mean + spread]`.
+    #[serde(default)]
+    pub count: CountSpec,
     #[serde(default = "default_protocol")]
     pub protocol: Protocol,
     #[serde(default = "default_cc")]
@@ -220,6 +305,13 @@ pub struct FlowSpec {
     /// Nodes to pass through, in order (explicit route); shortest path otherwise.
     #[serde(default)]
     pub via: Vec<String>,
+    /// Numbered candidate paths, each the routers to pass in order (`[["up1"], ["up2"]]`):
+    /// the paths a path selector chooses among, in place of one path per source interface.
+    #[serde(default)]
+    pub paths: Vec<Vec<String>>,
+    /// TCP: which candidate path each new connection takes (MATCP's selectors); without
+    /// it, the first.
+    pub select: Option<SelectSpec>,
     #[serde(default)]
     pub start: Duration,
     /// Flows of a group start spread evenly over `[start, start + stagger)`.
@@ -254,6 +346,200 @@ pub struct FlowSpec {
     pub reconnect_after: Option<Duration>,
 }
 
+/// A flow group's size: fixed, or drawn per run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum CountSpec {
+    Fixed(u32),
+    /// Uniform in `[mean - spread, mean + spread]`, drawn per run (the MATCP experiments'
+    /// customers per edge router: mean 80, spread 40).
+    Uniform {
+        mean: u32,
+        spread: u32,
+    },
+}
+
+impl Default for CountSpec {
+    fn default() -> Self {
+        CountSpec::Fixed(1)
+    }
+}
+
+impl<'de> Deserialize<'de> for CountSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> de::Visitor<'de> for V {
+            type Value = CountSpec;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "a number of flows, or `{ mean = 80, spread = 40 }` for a number drawn per run",
+                )
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<CountSpec, E> {
+                u32::try_from(v).map(CountSpec::Fixed).map_err(|_| {
+                    E::custom(format!(
+                        "count {v} is out of range: expected 1 to {}",
+                        u32::MAX
+                    ))
+                })
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<CountSpec, E> {
+                self.visit_i64(i64::try_from(v).unwrap_or(i64::MAX))
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<CountSpec, A::Error> {
+                let (mut mean, mut spread) = (None, None);
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "mean" => mean = Some(map.next_value::<FlowNumber>()?.0),
+                        "spread" => spread = Some(map.next_value::<FlowNumber>()?.0),
+                        other => {
+                            return Err(de::Error::unknown_field(other, &["mean", "spread"]));
+                        }
+                    }
+                }
+                match (mean, spread) {
+                    (Some(mean), Some(spread)) => Ok(CountSpec::Uniform { mean, spread }),
+                    (None, _) => Err(de::Error::missing_field("mean")),
+                    (_, None) => Err(de::Error::missing_field("spread")),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A link's propagation delay: fixed, or drawn (the MATCP experiments' uplinks of
+/// different delays with the same mean).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum DelaySpec {
+    Fixed(Duration),
+    Uniform { mean: Duration, spread: Duration },
+}
+
+impl DelaySpec {
+    /// The delay routes are chosen with: the mean of a drawn one.
+    pub fn mean(self) -> Duration {
+        match self {
+            DelaySpec::Fixed(d) | DelaySpec::Uniform { mean: d, .. } => d,
+        }
+    }
+    pub fn spread(self) -> Duration {
+        match self {
+            DelaySpec::Fixed(_) => Duration(0),
+            DelaySpec::Uniform { spread, .. } => spread,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for DelaySpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> de::Visitor<'de> for V {
+            type Value = DelaySpec;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "a duration such as `65ms`, or `{ mean = \"30ms\", spread = \"20ms\" }` for a delay drawn per scenario",
+                )
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<DelaySpec, E> {
+                Duration::parse(v).map(DelaySpec::Fixed).map_err(E::custom)
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<DelaySpec, E> {
+                Err(E::custom(format!(
+                    "`{v}` has no unit: expected a duration such as `65ms`"
+                )))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<DelaySpec, E> {
+                self.visit_i64(i64::try_from(v).unwrap_or(i64::MAX))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<DelaySpec, E> {
+                Err(E::custom(format!(
+                    "`{v}` has no unit: expected a duration such as `65ms`"
+                )))
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<DelaySpec, A::Error> {
+                let (mut mean, mut spread) = (None, None);
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "mean" => mean = Some(map.next_value::<Duration>()?),
+                        "spread" => spread = Some(map.next_value::<Duration>()?),
+                        other => {
+                            return Err(de::Error::unknown_field(other, &["mean", "spread"]));
+                        }
+                    }
+                }
+                match (mean, spread) {
+                    (Some(mean), Some(spread)) => Ok(DelaySpec::Uniform { mean, spread }),
+                    (None, _) => Err(de::Error::missing_field("mean")),
+                    (_, None) => Err(de::Error::missing_field("spread")),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A number of flows inside `{ mean, spread }`: read wide, so that a negative or huge
+/// number gets the range in its message (at its own location), not a type name.
+struct FlowNumber(u32);
+
+impl<'de> Deserialize<'de> for FlowNumber {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = i64::deserialize(d)?;
+        u32::try_from(v).map(FlowNumber).map_err(|_| {
+            de::Error::custom(format!("{v} is out of range: expected 0 to {}", u32::MAX))
+        })
+    }
+}
+
+/// MATCP's path selectors (Dimopoulos, Zeephongsekul and Tari, ISCC 2006).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum SelectorKind {
+    /// Always the first path (each edge bound to one uplink).
+    SinglePath,
+    /// Least queueing delay (or RTTVAR), refreshed after R choices of one path in a row.
+    RttVariation,
+    /// Smallest share of segments retransmitted, refreshed likewise.
+    Drops,
+    /// Smallest RTT, refreshed likewise.
+    Rtt,
+    /// Random, weighted by the paper's equation 2; no refresh.
+    WeightedRtt,
+}
+
+impl SelectorKind {
+    /// Whether the selector takes the refresh constant R.
+    pub fn refreshes(self) -> bool {
+        matches!(
+            self,
+            SelectorKind::RttVariation | SelectorKind::Drops | SelectorKind::Rtt
+        )
+    }
+}
+
+/// What RTT variation means (see docs/algorithms.md).
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum VariationReading {
+    /// SRTT minus the path's smallest RTT.
+    #[default]
+    Queueing,
+    /// RFC 6298 RTTVAR.
+    Rttvar,
+}
+
+/// `select = { kind = "rtt-variation", refresh = 10 }`.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct SelectSpec {
+    pub kind: SelectorKind,
+    /// R: after one path was chosen this many times in a row, every measure is reset.
+    pub refresh: Option<u32>,
+    pub variation: Option<VariationReading>,
+}
+
 /// MPTCP path managers, named as in Linux.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
@@ -272,9 +558,6 @@ pub enum SchedulerKind {
     RoundRobin,
 }
 
-fn one() -> u32 {
-    1
-}
 fn yes() -> bool {
     true
 }

@@ -56,6 +56,8 @@ impl scenario::Backend for Simulator {
 /// Runs one variant with one seed. `progress` receives the fraction of simulated time done.
 pub fn run(sc: &Scenario, seed: u64, mut progress: impl FnMut(f64)) -> RunResult {
     let started = Instant::now();
+    let drawn = net::draws::for_run(sc, seed);
+    let sc: &Scenario = &drawn;
     let mut world = world::World::new(sc, seed);
     let end = world.end as f64;
     world.run(|t| progress(t as f64 / end));
@@ -91,5 +93,6 @@ pub fn run(sc: &Scenario, seed: u64, mut progress: impl FnMut(f64)) -> RunResult
             simulated_s: sc.duration.secs(),
             wall_s: started.elapsed().as_secs_f64(),
         },
+        emulator: None,
     }
 }

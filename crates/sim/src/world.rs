@@ -10,6 +10,7 @@ use crate::packet::{HEADER_BYTES, InFlight, MSS, Packet, PacketStore};
 use crate::traffic::FlowSource;
 use measure::{FlowMeter, FlowSlot, LinkMeter};
 use net::layout::flow_layout;
+use net::seeds::{Stream, sub_seed};
 use net::{Arrival, Fabric, Forwarded, Nanos};
 use scenario::Scenario;
 use scenario::model::DirId;
@@ -31,6 +32,9 @@ struct ConnSlot {
     flow: FlowId,
     /// Payload bytes the connection carries (`u64::MAX`: until the source stops).
     total_bytes: u64,
+    /// Which of the group's numbered paths a TCP connection took (its selector learns
+    /// from the connection when it closes).
+    path: u16,
     client: Option<Client>,
     server: Option<Server>,
     scheduled: [Option<Nanos>; 2],
@@ -72,9 +76,11 @@ impl<'s> World<'s> {
     pub fn new(sc: &'s Scenario, seed: u64) -> Self {
         let flows: Vec<FlowSource> = flow_layout(sc, seed)
             .into_iter()
-            .map(|f| {
+            .enumerate()
+            .map(|(position, f)| {
                 let group = &sc.flows[f.slot.group];
-                FlowSource::new(f, group)
+                let select_seed = sub_seed(seed, Stream::Select, position as u64);
+                FlowSource::new(f, group, select_seed)
             })
             .collect();
         let mut queue = EventQueue::with_keys(sc.links.len() * 2);
@@ -343,7 +349,15 @@ impl<'s> World<'s> {
             match ev {
                 ServerEvent::Received { subflow, bytes } => {
                     self.meter
-                        .subflow_received(self.now, flow.index(), subflow.index(), bytes)
+                        .subflow_received(self.now, flow.index(), subflow.index(), bytes);
+                    if let Some(path) = self.conns[i]
+                        .server
+                        .as_ref()
+                        .and_then(|s| s.path(subflow.index()))
+                    {
+                        let hops = self.fabric.routes.hops(path.fwd);
+                        self.link_meter.received(self.now, hops, bytes);
+                    }
                 }
                 ServerEvent::Delivered { bytes } => {
                     self.meter.delivered(self.now, flow.index(), bytes);
@@ -375,16 +389,22 @@ impl<'s> World<'s> {
     }
 
     fn start_flow(&mut self, f: FlowId) {
-        let source = &self.flows[f.index()];
+        let source = &mut self.flows[f.index()];
         if !source.wants_connection() {
             return;
         }
         let group = &self.sc.flows[source.slot.group];
+        let mut path = 0;
         let routes = match group.protocol {
-            // A reconnecting application moves on through the candidate paths.
-            Protocol::Tcp => vec![group.paths[source.path % group.paths.len()].clone()],
+            // A selector picks the path; without one, a reconnecting application moves on
+            // through the candidate paths.
+            Protocol::Tcp => {
+                path = source.next_path(group.paths.len());
+                vec![group.paths[path].clone()]
+            }
             Protocol::Mptcp => net::paths::subflow_routes(group),
         };
+        let source = &self.flows[f.index()];
         let paths: Vec<Path> = routes
             .iter()
             .map(|r| Path {
@@ -412,6 +432,7 @@ impl<'s> World<'s> {
         self.conns.push(ConnSlot {
             flow: f,
             total_bytes: cfg.total_bytes,
+            path: path as u16,
             client: Some(Client::open(c, &cfg, &paths, cc, self.now)),
             server: Some(Server::new(c, &cfg, &paths)),
             scheduled: [None; 2],
@@ -462,9 +483,15 @@ impl<'s> World<'s> {
         }
     }
 
-    /// Frees the connection's memory; late packets for it are ignored.
+    /// Frees the connection's memory (late packets for it are ignored); the source's path
+    /// selector learns what the connection measured.
     fn close(&mut self, c: ConnId) {
         let slot = &mut self.conns[c.index()];
+        if let (Some(selection), Some(client)) =
+            (&mut self.flows[slot.flow.index()].selection, &slot.client)
+        {
+            selection.observe(matcp::PathId(slot.path), client);
+        }
         slot.client = None;
         slot.server = None;
     }

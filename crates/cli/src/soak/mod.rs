@@ -52,6 +52,8 @@ struct EmulatorFigures {
     late_wakeups: u64,
     late_wakeup_ms: u64,
     refused_by_full_device: u64,
+    /// The emulator's own losses and late hand-overs against their bounds.
+    own: scenario::results::EmulatorHealth,
 }
 
 fn parse_duration(flag: &str, text: &str) -> Result<Duration> {
@@ -165,6 +167,7 @@ pub fn soak(args: &SoakArgs) -> Result<bool> {
             late_wakeups: e.stalls.count,
             late_wakeup_ms: e.stalls.total_ns / 1_000_000,
             refused_by_full_device: e.device_drops,
+            own: e.health(args.seed),
         },
         checks,
         holds,
@@ -285,6 +288,20 @@ fn print_report(r: &SoakReport) {
         e.late_wakeups,
         e.late_wakeup_ms,
         e.refused_by_full_device
+    );
+    println!(
+        "emulator's own losses: {} of {} packets ({:.3} %; {} not read in time), {} handed over more than {} ms late{}",
+        e.own.own_losses,
+        e.own.offered_pkts,
+        e.own.own_loss_fraction * 100.0,
+        e.own.not_read,
+        e.own.late_beyond_bound,
+        e.own.late_bound_ms,
+        if e.own.unreliable {
+            format!(": UNRELIABLE ({})", e.own.why.join("; "))
+        } else {
+            String::new()
+        }
     );
     println!("| check | measured | bound | holds |");
     println!("| --- | --- | --- | --- |");

@@ -2,10 +2,11 @@
 //! against published figures, each naming parameters of the scenario.
 
 use super::{Problems, at, key, unknown};
+use crate::derived::DERIVED_PREFIX;
 use crate::error::suggestion;
 use crate::metrics::{Entity, Metric, Quantity};
 use crate::spans::Seg;
-use crate::spec::{ExpectSpec, OrderSpec, PlotSpec};
+use crate::spec::{DerivedSpec, ExpectSpec, OrderSpec, PlotSpec};
 use std::collections::BTreeMap;
 
 type Params = BTreeMap<String, toml::Value>;
@@ -14,12 +15,15 @@ fn known(params: &Params) -> Vec<&str> {
     params.keys().map(String::as_str).collect()
 }
 
-pub fn check_plots(plots: &[PlotSpec], params: &Params, p: &mut Problems) {
+pub fn check_plots(plots: &[PlotSpec], params: &Params, names: &Names<'_>, p: &mut Problems) {
     for (i, plot) in plots.iter().enumerate() {
         let at = |field: &str| vec![key("plot"), Seg::Index(i), key(field)];
         match plot {
             PlotSpec::Series {
-                series, entities, ..
+                series,
+                entities,
+                mark,
+                ..
             } => {
                 const SERIES: &[&str] = &["goodput_mbps", "cwnd_pkts", "rtt_ms", "queue_pkts"];
                 if !SERIES.contains(&series.as_str()) {
@@ -31,13 +35,62 @@ pub fn check_plots(plots: &[PlotSpec], params: &Params, p: &mut Problems) {
                         "name at least one entity, e.g. \"group.mptcp\"",
                     );
                 }
+                for (k, e) in entities.iter().enumerate() {
+                    let path = vec![key("plot"), Seg::Index(i), key("entities"), Seg::Index(k)];
+                    match Entity::parse(e) {
+                        Some(entity) => check_entity(path, &entity, names, p),
+                        None => p.push(
+                            path,
+                            format!(
+                                "unknown entity `{e}`: expected e.g. `group.<group>`, \
+                                 `flow.<group>#0.sf1` or `link.<link>.ab`"
+                            ),
+                        ),
+                    }
+                }
+                if let Some(m) = mark {
+                    check_metric(at("mark"), m, names, p);
+                }
             }
-            PlotSpec::Sweep { x, lines, .. } => {
+            PlotSpec::Sweep {
+                x, lines, metric, ..
+            } => {
+                check_metric(at("metric"), metric, names, p);
                 for (field, name) in [("x", Some(x)), ("lines", lines.as_ref())] {
                     if let Some(n) = name
                         && !params.contains_key(n)
                     {
                         p.push(at(field), unknown("parameter", n, &known(params)));
+                    }
+                }
+            }
+            PlotSpec::Panels {
+                x,
+                panels,
+                metrics,
+                band,
+                ..
+            } => {
+                for (field, name) in [("x", x), ("panels", panels)] {
+                    if !params.contains_key(name) {
+                        p.push(at(field), unknown("parameter", name, &known(params)));
+                    }
+                }
+                if metrics.is_empty() {
+                    p.push(at("metrics"), "name at least one metric to draw");
+                }
+                for (k, m) in metrics.iter().enumerate() {
+                    let path = vec![key("plot"), Seg::Index(i), key("metrics"), Seg::Index(k)];
+                    check_metric(path.clone(), m, names, p);
+                    check_listed_once(path, metrics, k, p);
+                }
+                if let Some(band) = band {
+                    check_metric(at("band"), band, names, p);
+                    if metrics.len() > 1 {
+                        p.push(
+                            at("band"),
+                            "a band is drawn around a single line: give one metric",
+                        );
                     }
                 }
             }
@@ -49,11 +102,88 @@ pub fn check_plots(plots: &[PlotSpec], params: &Params, p: &mut Problems) {
 pub struct Names<'a> {
     pub groups: Vec<&'a str>,
     pub links: Vec<&'a str>,
+    /// The `[[derived]]` metrics, by name (without `derived.`).
+    pub derived: Vec<&'a str>,
+}
+
+/// `[[derived]]`: unique names of metric-name characters, at least two metrics each, each
+/// one the runs produce (a derived metric of derived metrics is refused: they are computed
+/// in one pass).
+pub fn check_derived<'a>(derived: &'a [DerivedSpec], names: &mut Names<'a>, p: &mut Problems) {
+    for (i, d) in derived.iter().enumerate() {
+        let valid = !d.name.is_empty()
+            && d.name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if !valid {
+            p.push(
+                at("derived", i, "name"),
+                format!(
+                    "`{}` is not a metric name: expected letters, digits, `_` or `-`",
+                    d.name
+                ),
+            );
+        } else if names.derived.contains(&d.name.as_str()) {
+            p.push(
+                at("derived", i, "name"),
+                format!("a derived metric `{}` is defined twice", d.name),
+            );
+        } else {
+            names.derived.push(&d.name);
+        }
+        if d.of.len() < 2 {
+            p.push(
+                at("derived", i, "of"),
+                "a derived metric needs at least two metrics to reduce",
+            );
+        }
+    }
+    let plain = Names {
+        groups: names.groups.clone(),
+        links: names.links.clone(),
+        derived: Vec::new(),
+    };
+    for (i, d) in derived.iter().enumerate() {
+        for (k, m) in d.of.iter().enumerate() {
+            let path = vec![key("derived"), Seg::Index(i), key("of"), Seg::Index(k)];
+            if m.starts_with(DERIVED_PREFIX) {
+                p.push(
+                    path.clone(),
+                    format!(
+                        "`{m}` is itself derived: a derived metric reduces the runs' own metrics"
+                    ),
+                );
+            } else {
+                check_metric(path.clone(), m, &plain, p);
+            }
+            check_listed_once(path, &d.of, k, p);
+        }
+    }
+}
+
+/// A metric listed twice would weigh twice in a reduction (or draw one line over another);
+/// it is nearly always a copy-and-edit slip where another metric was meant.
+fn check_listed_once(path: Vec<Seg>, list: &[String], k: usize, p: &mut Problems) {
+    if let Some(first) = list[..k].iter().position(|m| *m == list[k]) {
+        p.push(
+            path,
+            format!(
+                "`{}` is listed already (entry {first}): each metric once",
+                list[k]
+            ),
+        );
+    }
 }
 
 /// A metric an expectation or ordering names must be one the runs produce, of a flow group
 /// or link of the scenario: a misspelt one would silently never be checked.
 fn check_metric(path: Vec<Seg>, name: &str, names: &Names<'_>, p: &mut Problems) {
+    if let Some(derived) = name.strip_prefix(DERIVED_PREFIX) {
+        if !names.derived.contains(&derived) {
+            p.push(path, unknown("derived metric", derived, &names.derived));
+        }
+        return;
+    }
     let quantities: Vec<&str> = Quantity::ALL.iter().map(|q| q.as_str()).collect();
     let Some(m) = Metric::parse(name) else {
         let message = match name.rsplit_once('.') {
@@ -69,7 +199,12 @@ fn check_metric(path: Vec<Seg>, name: &str, names: &Names<'_>, p: &mut Problems)
         p.push(path, message);
         return;
     };
-    match &m.entity {
+    check_entity(path, &m.entity, names, p);
+}
+
+/// The flow group or link an entity names must be one of the scenario's.
+fn check_entity(path: Vec<Seg>, entity: &Entity, names: &Names<'_>, p: &mut Problems) {
+    match entity {
         Entity::All => {}
         Entity::Link(l, _) if !names.links.contains(&l.as_str()) => {
             p.push(path, unknown("link", l, &names.links));
@@ -108,6 +243,7 @@ pub fn check_orders(orders: &[OrderSpec], params: &Params, names: &Names<'_>, p:
                 format!("expected a positive factor, got {}", o.min_ratio),
             );
         }
+        check_when(vec![key("order"), Seg::Index(i)], &o.when, params, p);
     }
 }
 
@@ -127,18 +263,35 @@ pub fn check_expects(expects: &[ExpectSpec], params: &Params, names: &Names<'_>,
                 "a published `value` needs a `tolerance`, e.g. \"10%\"",
             ),
             (None, Some(_), _, _) => p.push(
-                at("expect", i, "value"),
+                at("expect", i, "tolerance"),
                 "`tolerance` is given but there is no `value` to compare with",
             ),
             _ => {}
         }
-        for k in x.when.keys() {
-            if !params.contains_key(k) {
-                p.push(
-                    vec![key("expect"), Seg::Index(i), key("when"), key(k)],
-                    unknown("parameter", k, &known(params)),
-                );
+        for (field, v) in [("value", x.value), ("min", x.min), ("max", x.max)] {
+            if v.is_some_and(|v| !v.is_finite()) {
+                p.push(at("expect", i, field), "expected a finite number");
             }
+        }
+        if let (Some(min), Some(max)) = (x.min, x.max)
+            && min > max
+        {
+            p.push(
+                at("expect", i, "max"),
+                format!("max {max} is below min {min}: no value could satisfy both"),
+            );
+        }
+        check_when(vec![key("expect"), Seg::Index(i)], &x.when, params, p);
+    }
+}
+
+/// `when` names parameters of the scenario (their values are checked across variants).
+fn check_when(table: Vec<Seg>, when: &Params, params: &Params, p: &mut Problems) {
+    for k in when.keys() {
+        if !params.contains_key(k) {
+            let mut path = table.clone();
+            path.extend([key("when"), key(k)]);
+            p.push(path, unknown("parameter", k, &known(params)));
         }
     }
 }

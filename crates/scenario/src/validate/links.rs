@@ -5,7 +5,7 @@ use super::nodes::Nodes;
 use super::{Problems, at, key, unknown};
 use crate::model::{DirConfig, Interface, Link, LinkId, NodeId};
 use crate::spans::Seg;
-use crate::spec::{DirectionSpec, LinkSpec, QueueSpec};
+use crate::spec::{DelaySpec, DirectionSpec, LinkSpec, QueueSpec};
 use crate::units::Size;
 use std::collections::HashMap;
 
@@ -13,6 +13,9 @@ use std::collections::HashMap;
 pub struct Links {
     pub list: Vec<Link>,
     pub index: HashMap<String, LinkId>,
+    /// Names of links left out after a problem: what names them is not reported again
+    /// (an event on a link whose node is misspelt is not on an unknown link).
+    pub left_out: Vec<String>,
 }
 
 impl Links {
@@ -26,6 +29,7 @@ pub fn check(specs: &[LinkSpec], nodes: &mut Nodes<'_>, p: &mut Problems) -> Lin
     let mut links = Links {
         list: Vec::new(),
         index: HashMap::new(),
+        left_out: Vec::new(),
     };
     for (i, l) in specs.iter().enumerate() {
         let (ends, mut ok) = ends(i, l, nodes, p);
@@ -47,6 +51,7 @@ pub fn check(specs: &[LinkSpec], nodes: &mut Nodes<'_>, p: &mut Problems) -> Lin
         }
         let dirs = directions(i, l, p);
         if !ok {
+            links.left_out.push(name);
             continue;
         }
         let id = LinkId(links.list.len());
@@ -57,6 +62,7 @@ pub fn check(specs: &[LinkSpec], nodes: &mut Nodes<'_>, p: &mut Problems) -> Lin
             a: ends[0].0,
             b: ends[1].0,
             dirs,
+            delay_spread: l.delay.spread(),
         });
     }
     links
@@ -77,6 +83,14 @@ fn ends(
             Some((n, f)) => (n, Some(f)),
             None => (text.as_str(), None),
         };
+        if node.is_empty() || iface.is_some_and(|f| f.is_empty() || f.contains(':')) {
+            p.push(
+                at("link", i, field),
+                format!("expected `node` or `node:interface`, got `{text}`"),
+            );
+            ok = false;
+            continue;
+        }
         match nodes.index.get(node) {
             Some(&id) => ends[side] = (id, iface.unwrap_or("").to_string()),
             None => {
@@ -91,9 +105,25 @@ fn ends(
 /// Both directions' configuration: the link's values, overridden per direction by `ab` and
 /// `ba`. A queue is checked where it is written.
 fn directions(i: usize, l: &LinkSpec, p: &mut Problems) -> [DirConfig; 2] {
+    if let DelaySpec::Uniform { mean, spread } = l.delay {
+        if spread > mean {
+            p.push(
+                vec![key("link"), Seg::Index(i), key("delay"), key("spread")],
+                format!("spread {spread} is more than the mean {mean}: a delay cannot be negative"),
+            );
+        }
+        for (side, o) in [("ab", &l.ab), ("ba", &l.ba)] {
+            if o.delay.is_some() {
+                p.push(
+                    vec![key("link"), Seg::Index(i), key(side), key("delay")],
+                    "a drawn delay applies to both directions: give either the link's `{ mean, spread }` or per-direction delays",
+                );
+            }
+        }
+    }
     let base = DirConfig {
         rate: l.rate,
-        delay: l.delay,
+        delay: l.delay.mean(),
         queue: l.queue.clone(),
         loss: l.loss,
     };

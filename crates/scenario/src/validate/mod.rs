@@ -27,6 +27,11 @@ pub struct Problem {
 struct Problems(Vec<Problem>);
 
 impl Problems {
+    /// How many problems so far (a check compares before and after to see if it found any).
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
     fn push(&mut self, path: Vec<Seg>, message: impl Into<String>) {
         self.0.push(Problem {
             path,
@@ -103,11 +108,18 @@ pub fn validate(spec: ScenarioSpec, cx: Context) -> Result<Scenario, Vec<Problem
     let flows = flows::check(&spec.flows, &nodes, &links, duration, &mut p);
     let events = events::check(&spec.events, &links, duration, &mut p);
     measure::check(&spec.measure, duration, &mut p);
-    expect::check_plots(&spec.plots, &cx.params, &mut p);
-    let names = expect::Names {
+    let mut names = expect::Names {
         groups: spec.flows.iter().map(|f| f.name.as_str()).collect(),
-        links: links.list.iter().map(|l| l.name.as_str()).collect(),
+        links: links
+            .list
+            .iter()
+            .map(|l| l.name.as_str())
+            .chain(links.left_out.iter().map(String::as_str))
+            .collect(),
+        derived: Vec::new(),
     };
+    expect::check_derived(&spec.derived, &mut names, &mut p);
+    expect::check_plots(&spec.plots, &cx.params, &names, &mut p);
     expect::check_orders(&spec.orders, &cx.params, &names, &mut p);
     expect::check_expects(&spec.expects, &cx.params, &names, &mut p);
     if !p.0.is_empty() {
@@ -130,5 +142,6 @@ pub fn validate(spec: ScenarioSpec, cx: Context) -> Result<Scenario, Vec<Problem
         expects: spec.expects,
         plots: spec.plots,
         orders: spec.orders,
+        derived: spec.derived,
     })
 }

@@ -1,7 +1,10 @@
 //! The applications that use connections: a flow of the scenario writes a bulk stream that
 //! never ends, a file of a given size, or bursts separated by idle times (on/off, each
 //! burst a new connection); it stops writing at its stop time, and it may give up on a
-//! connection that makes no progress and open another over its next path.
+//! connection that makes no progress and open another over its next path, or the one its
+//! path selector picks.
+
+mod selection;
 
 use crate::packet::MSS;
 use net::Nanos;
@@ -12,6 +15,7 @@ use scenario::model::FlowGroup;
 use scenario::spec::TrafficSpec;
 
 use crate::ids::ConnId;
+pub use selection::Selection;
 
 /// One flow of a group: a traffic source and the connection currently serving it.
 pub struct FlowSource {
@@ -24,15 +28,24 @@ pub struct FlowSource {
     rng: Xoshiro256PlusPlus,
     /// Flow completion time of a finite transfer, seconds.
     pub fct_s: Option<f64>,
-    /// Which of the group's paths the next TCP connection uses (moves on a reconnect).
+    /// Which of the group's paths the next TCP connection uses (moves on a reconnect)
+    /// when the group has no path selector.
     pub path: usize,
+    /// The source's path selector and what it learnt from its earlier connections (MATCP:
+    /// per source, as the paper's model places the choice at the TCP source).
+    pub selection: Option<Selection>,
     /// Payload bytes still to deliver for a finite transfer (across reconnects).
     pub remaining: u64,
 }
 
 impl FlowSource {
-    pub fn new(flow: LaidOutFlow, group: &FlowGroup) -> Self {
+    /// `select_seed`: the source's stream for its path choices.
+    pub fn new(flow: LaidOutFlow, group: &FlowGroup, select_seed: u64) -> Self {
         FlowSource {
+            selection: group
+                .select
+                .as_ref()
+                .map(|spec| Selection::new(spec, group.paths.len(), select_seed)),
             slot: flow.slot,
             conn: None,
             stopped: false,
@@ -66,6 +79,14 @@ impl FlowSource {
                 Some(exponential(&mut self.rng, idle.secs()))
             }
             _ => None,
+        }
+    }
+
+    /// Which of the group's paths a new TCP connection takes.
+    pub fn next_path(&mut self, paths: usize) -> usize {
+        match &mut self.selection {
+            Some(selection) => selection.choose().index(),
+            None => self.path % paths,
         }
     }
 

@@ -209,6 +209,8 @@ pub fn run(
     mut progress: impl FnMut(f64),
 ) -> Result<KernelRun> {
     let started = Instant::now();
+    let drawn = net::draws::for_run(sc, seed);
+    let sc: &Scenario = &drawn;
     let layout = layout(sc, seed);
     let slots: Vec<FlowSlot> = layout.iter().map(|f| f.slot.clone()).collect();
     let trace = sampler::trace_interval(sc);
@@ -219,6 +221,7 @@ pub fn run(
             captures: opts.captures.clone(),
             until: None,
             trace_interval: trace,
+            hold_reads: None,
         },
     )?;
     apply_sysctls(&net, sc, &opts.sysctls)?;
@@ -300,6 +303,7 @@ pub fn run(
             simulated_s: sc.duration.secs(),
             wall_s: started.elapsed().as_secs_f64(),
         },
+        emulator: Some(emulator.health(seed)),
     };
     Ok(KernelRun { result, emulator })
 }

@@ -11,6 +11,7 @@ use mptcp_bpf::{Algorithm, Installed, Registry};
 use mptcp_cc::AlgorithmId;
 use scenario::Scenario;
 use scenario::results::RunResult;
+use scenario::spec::SelectorKind;
 use scenario::{Backend, Progress};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -77,8 +78,20 @@ impl KernelSession {
     }
 
     /// Why this kernel cannot run `sc`, if it cannot: an algorithm with neither an eBPF
-    /// program of ours nor a kernel implementation.
+    /// program of ours nor a kernel implementation, or path selection by a learning selector.
     pub fn unsupported(&self, sc: &Scenario) -> Option<String> {
+        // Single path is a fixed route; the others decide per connection from what earlier
+        // connections measured, which needs programs in the kernel's connect path.
+        if let Some(f) = sc.flows.iter().find(|f| {
+            f.select
+                .as_ref()
+                .is_some_and(|s| s.kind != SelectorKind::SinglePath)
+        }) {
+            return Some(format!(
+                "flow group `{}` selects its path per connection (MATCP); the kernel backend runs only `single-path` so far",
+                f.name
+            ));
+        }
         let kernel = kernel_algorithms();
         let missing: Vec<&str> = sc
             .flows
@@ -199,29 +212,50 @@ impl Backend for KernelBackend {
         } else {
             &sc.variant
         };
+        let mut result = run.result;
+        let health = result.emulator.clone().unwrap_or_default();
         progress.note(&format!(
-            "{variant} seed {seed}: emulator {} packets, {:.0} MB, late p50 {} us p99 {} us, woke late {} times ({} ms in all), {} refused by a full device",
+            "{variant} seed {seed}: emulator {} packets, {:.0} MB, late p50 {} us p99 {} us, {} beyond {} ms, woke late {} times ({} ms in all); own losses {} ({:.3} %: {} not read in time, {} refused by a device, {} dropped on arrival), link drops {}",
             e.written_pkts,
             e.written_bytes as f64 / 1e6,
             e.lateness.quantile_us(0.5).unwrap_or(0),
             e.lateness.quantile_us(0.99).unwrap_or(0),
+            health.late_beyond_bound,
+            health.late_bound_ms,
             e.stalls.count,
             e.stalls.total_ns / 1_000_000,
-            e.device_drops
+            health.own_losses,
+            health.own_loss_fraction * 100.0,
+            health.not_read,
+            health.refused,
+            health.dropped_on_arrival,
+            health.link_drops
         ));
-        let mut result = run.result;
+        if health.unreliable {
+            progress.note(&format!(
+                "warning: {variant} seed {seed} is unreliable: {}",
+                health.why.join("; ")
+            ));
+        }
         for (what, v) in [
             ("late_p50_us", e.lateness.quantile_us(0.5)),
             ("late_p99_us", e.lateness.quantile_us(0.99)),
             ("device_drops", Some(e.device_drops)),
             ("late_wakeups", Some(e.stalls.count)),
             ("late_wakeup_ms", Some(e.stalls.total_ns / 1_000_000)),
+            ("own_losses", Some(health.own_losses)),
+            ("not_read", Some(health.not_read)),
+            ("late_beyond_bound", Some(health.late_beyond_bound)),
         ] {
             if let Some(v) = v {
                 let name = scenario::metrics::Diagnostic::Emulator(what.into());
                 result.metrics.insert(name.into(), v as f64);
             }
         }
+        let fraction = scenario::metrics::Diagnostic::Emulator("own_loss_fraction".into());
+        result
+            .metrics
+            .insert(fraction.into(), health.own_loss_fraction);
         Ok(result)
     }
 }

@@ -33,6 +33,13 @@ impl Clock {
     pub fn origin(&self) -> Nanos {
         self.origin
     }
+    /// The wall-clock time (since the Unix epoch) of the start.
+    pub fn wall_origin(&self) -> std::time::Duration {
+        let wall = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        wall.saturating_sub(std::time::Duration::from_nanos(self.now()))
+    }
     /// Sleeps until `at` (ns since the start); returns at once if that has passed.
     pub fn sleep_until(&self, at: Nanos) {
         let now = self.now();

@@ -16,8 +16,8 @@
 use super::clock::Clock;
 use super::frame::{Frame, MAX_FRAME, Pool, ipv4_endpoints};
 use super::pcap::Capture;
-use super::stats::{EmuReport, Lateness, RedLog, Stalls};
-use super::tun::Tun;
+use super::stats::{EmuReport, LATE_BOUND_NS, Lateness, RedLog, Stalls};
+use super::tun::{DeviceDrops, Tun, truncated};
 use crate::plan::Plan;
 use anyhow::{Context, Result};
 use measure::LinkMeter;
@@ -49,6 +49,11 @@ pub struct EmuConfig {
     pub until: Option<Nanos>,
     /// Queue-length sampling period.
     pub trace_interval: Nanos,
+    /// Reads nothing from the devices from the first time to the second (ns from the
+    /// start), as if the loop were held off its CPU, while links and events go on. Tests
+    /// use it to make the emulator lose packets itself, deterministically (the devices'
+    /// rings overflow); `None` in every real run.
+    pub hold_reads: Option<(Nanos, Nanos)>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,6 +89,10 @@ pub struct Emulator {
     lateness: Lateness,
     stalls: Stalls,
     counters: Counters,
+    /// Per port: its device's loss counters when the emulator started, and the writes it
+    /// refused since (some kernels count those in `rx_dropped` too).
+    drops_at_start: Vec<DeviceDrops>,
+    refused: Vec<u64>,
     realtime: bool,
 }
 
@@ -95,6 +104,8 @@ struct Counters {
     written_bytes: u64,
     unroutable: u64,
     device_drops: u64,
+    truncated_reads: u64,
+    late_beyond_bound: u64,
 }
 
 /// Lets the loop sleep as precisely as the kernel can wake it, and run as soon as it
@@ -112,7 +123,7 @@ fn tighten_scheduling() -> bool {
 
 impl Emulator {
     /// `ports[i]` is the device of `plan.ports[i]`. The clock starts now.
-    pub fn new(sc: &Scenario, plan: &Plan, ports: Vec<Tun>, config: EmuConfig) -> Result<Self> {
+    pub fn new(sc: &Scenario, plan: &Plan, mut ports: Vec<Tun>, config: EmuConfig) -> Result<Self> {
         let mut fabric = Self::fabric(sc, config.seed);
         // The plan's routes by index; identical hop lists share an id, and so do their
         // exit and source, which the hops determine.
@@ -141,9 +152,10 @@ impl Emulator {
             })
             .collect();
         let red = fabric.links.iter().map(|_| RedLog::default()).collect();
+        let clock = Clock::starting_now();
         let mut captures: Vec<Option<Capture>> = (0..sc.links.len()).map(|_| None).collect();
         for (l, path) in &config.captures {
-            captures[*l] = Some(Capture::create(path)?);
+            captures[*l] = Some(Capture::create(path, clock.wall_origin())?);
         }
         let mut wakes = EventQueue::with_keys(sc.links.len() * 2);
         for (i, e) in sc.events.iter().enumerate() {
@@ -151,7 +163,15 @@ impl Emulator {
         }
         wakes.push(sc.measure.warmup.nanos(), Wake::Warmup);
         wakes.push(config.trace_interval, Wake::Trace);
+        // New devices count from zero, but whatever a host sent before the loop runs is
+        // not the loop's to answer for.
+        let drops_at_start = ports
+            .iter_mut()
+            .map(Tun::drops)
+            .collect::<Result<Vec<_>>>()?;
         Ok(Emulator {
+            refused: vec![0; ports.len()],
+            drops_at_start,
             sc: sc.clone(),
             fabric,
             ports,
@@ -161,7 +181,7 @@ impl Emulator {
             port_node: plan.ports.iter().map(|p| p.node).collect(),
             wakes,
             pool: Pool::default(),
-            clock: Clock::starting_now(),
+            clock,
             meter: LinkMeter::new(sc),
             red,
             pollfds,
@@ -207,6 +227,11 @@ impl Emulator {
                 None => MAX_SLEEP,
             };
             let asleep = self.clock.now();
+            if let Some(until) = self.holding(asleep) {
+                self.clock
+                    .sleep_until(next.unwrap_or(until).min(until).min(asleep + MAX_SLEEP));
+                continue;
+            }
             self.wait(sleep)?;
             self.stalls.record(sleep, self.clock.now() - asleep);
             for p in 0..self.pollfds.len() {
@@ -217,6 +242,14 @@ impl Emulator {
         }
         let end = self.clock.now();
         self.finish(end)
+    }
+
+    /// While reads are held (`EmuConfig::hold_reads`), until when.
+    fn holding(&self, now: Nanos) -> Option<Nanos> {
+        self.config
+            .hold_reads
+            .filter(|&(from, until)| (from..until).contains(&now))
+            .map(|(_, until)| until)
     }
 
     /// ppoll on every device for at most `sleep` ns; `pollfds[i].revents` says which are
@@ -257,6 +290,11 @@ impl Emulator {
             let now = self.clock.now();
             self.counters.read_pkts += 1;
             self.counters.read_bytes += n as u64;
+            if truncated(&buf[..n.min(MAX_FRAME)], n, MAX_FRAME) {
+                // Own loss: the host sent it whole; what we have is not the packet.
+                self.counters.truncated_reads += 1;
+                continue;
+            }
             let route = ipv4_endpoints(&buf[..n])
                 .and_then(|pair| self.by_pair.get(&pair).copied())
                 .filter(|&r| self.route_source[r.0 as usize] == self.port_node[p]);
@@ -358,8 +396,14 @@ impl Emulator {
             self.lateness.record(late);
             self.counters.written_pkts += 1;
             self.counters.written_bytes += frame.len as u64;
+            // Not a loss, but not the model's delay either: its TCP sees a spike.
+            if late > LATE_BOUND_NS {
+                self.counters.late_beyond_bound += 1;
+            }
         } else {
+            // Own loss: the link model delivered it; the hand-over failed.
             self.counters.device_drops += 1;
+            self.refused[port] += 1;
         }
         self.pool.give(frame.data);
         Ok(())
@@ -380,9 +424,21 @@ impl Emulator {
         self.fabric.sync_stats(end);
         let links = self.fabric.links.iter().map(|l| l.stats.clone()).collect();
         let measured = self.meter.finish(&self.sc, &self.fabric.links);
+        // Read before the devices close with the emulator.
+        let mut not_read = 0;
+        let mut dropped_on_arrival = 0;
+        for (p, tun) in self.ports.iter_mut().enumerate() {
+            let d = tun.drops()?.since(self.drops_at_start[p]);
+            not_read += d.not_read;
+            dropped_on_arrival += d.rx_dropped.saturating_sub(self.refused[p]);
+        }
         let red = self.red;
         let c = self.counters;
         Ok(EmuReport {
+            not_read,
+            truncated_reads: c.truncated_reads,
+            dropped_on_arrival,
+            late_beyond_bound: c.late_beyond_bound,
             links,
             measured,
             lateness: self.lateness,

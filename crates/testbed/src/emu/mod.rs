@@ -12,4 +12,7 @@ pub mod tun;
 
 pub use clock::Clock;
 pub use engine::{EmuConfig, Emulator};
-pub use stats::{EmuReport, Lateness, RedLog};
+pub use stats::{
+    EmuReport, LATE_BOUND_NS, LATE_FRACTION_BOUND, Lateness, OWN_LOSS_BOUND, OwnLoss, RedLog,
+    assess,
+};

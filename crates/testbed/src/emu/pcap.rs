@@ -11,12 +11,13 @@ use std::time::Duration;
 
 pub struct Capture {
     writer: PcapWriter<BufWriter<File>>,
-    /// Wall-clock time of the run's start, so captures show real dates.
+    /// Wall-clock time of the run's start (time 0 of the emulator's clock), so captures
+    /// show real dates, which line up with timestamps the hosts' programs put in packets.
     epoch: Duration,
 }
 
 impl Capture {
-    pub fn create(path: &Path) -> Result<Capture> {
+    pub fn create(path: &Path, epoch: Duration) -> Result<Capture> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
@@ -29,9 +30,6 @@ impl Capture {
         };
         let writer = PcapWriter::with_header(BufWriter::new(file), header)
             .with_context(|| format!("writing capture {}", path.display()))?;
-        let epoch = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default();
         Ok(Capture { writer, epoch })
     }
 

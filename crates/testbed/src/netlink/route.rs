@@ -1,10 +1,11 @@
-//! rtnetlink: bring interfaces up, add addresses, routes and source-address rules.
+//! rtnetlink: bring interfaces up, add addresses, routes and source-address rules; read an
+//! interface's counters.
 
 use super::Channel;
 use anyhow::{Context, Result};
 use netlink_packet_core::{NLM_F_CREATE, NLM_F_EXCL};
 use netlink_packet_route::address::{AddressAttribute, AddressMessage};
-use netlink_packet_route::link::{LinkFlags, LinkMessage};
+use netlink_packet_route::link::{LinkAttribute, LinkFlags, LinkMessage, Stats64};
 use netlink_packet_route::route::{
     RouteAddress, RouteAttribute, RouteMessage, RouteMetric, RouteProtocol, RouteScope, RouteType,
 };
@@ -32,6 +33,29 @@ impl Rtnl {
             "setting an interface up",
         )?;
         Ok(())
+    }
+
+    /// `ip -s link show IFINDEX`: the interface's counters (`struct rtnl_link_stats64`), of
+    /// the namespace this socket was opened in, whichever thread asks.
+    pub fn link_stats(&mut self, index: u32) -> Result<Stats64> {
+        let mut m = LinkMessage::default();
+        m.header.index = index;
+        let replies = self.0.request(
+            RouteNetlinkMessage::GetLink(m),
+            0,
+            &format!("reading the counters of interface {index}"),
+        )?;
+        replies
+            .iter()
+            .filter_map(|r| match r {
+                RouteNetlinkMessage::NewLink(l) => l.attributes.iter().find_map(|a| match a {
+                    LinkAttribute::Stats64(s) => Some(*s),
+                    _ => None,
+                }),
+                _ => None,
+            })
+            .next()
+            .with_context(|| format!("interface {index}: no counters in the kernel's reply"))
     }
 
     pub fn add_address(&mut self, index: u32, addr: Ipv4Addr, prefix: u8) -> Result<()> {
