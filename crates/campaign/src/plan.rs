@@ -57,12 +57,6 @@ impl Plan {
 
     /// How a task is named to a person: its variant (or `default`) and seed.
     pub fn label(&self, task: &PlannedTask) -> String {
-        let sc = self.scenario(task);
-        let name = if sc.variant.is_empty() {
-            "default"
-        } else {
-            &sc.variant
-        };
-        format!("{name} seed {}", task.seed)
+        format!("{} seed {}", self.scenario(task).variant_name(), task.seed)
     }
 }

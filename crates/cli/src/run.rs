@@ -89,6 +89,16 @@ pub enum BackendKind {
     Kernel,
 }
 
+impl BackendKind {
+    /// As results name it (`Backend::name`).
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Sim => "sim",
+            BackendKind::Kernel => "kernel",
+        }
+    }
+}
+
 /// How `run` was asked to run.
 pub struct RunArgs {
     pub backend: BackendKind,
@@ -149,14 +159,6 @@ fn shorten(variants: &mut [Scenario], duration: &str) -> Result<()> {
     Ok(())
 }
 
-fn label(sc: &Scenario) -> &str {
-    if sc.variant.is_empty() {
-        "default"
-    } else {
-        &sc.variant
-    }
-}
-
 /// Runs every variant with every seed as a campaign in the results folder (only the tasks
 /// without a result), then builds the summary from the task results; returns whether all
 /// checks passed.
@@ -191,11 +193,8 @@ pub fn run(path: &Path, args: &RunArgs) -> Result<bool> {
              capture and no kernel to tune"
         );
     }
-    let backend_name = match args.backend {
-        BackendKind::Sim => "sim",
-        BackendKind::Kernel => "kernel",
-    };
-    let runnable = runnable(backend_name, variants)?;
+    let backend_name = args.backend.name();
+    let runnable = runnable(args.backend, variants)?;
     let plan = Plan::new(runnable, args.seeds, backend_name, &args.sysctl);
     if args.mode == Mode::ListTasks {
         return list_tasks(&plan, &out);
@@ -261,20 +260,23 @@ pub fn run(path: &Path, args: &RunArgs) -> Result<bool> {
 }
 
 /// The variants the backend can run (the others are skipped, each saying why).
-fn runnable(backend: &str, variants: Vec<Scenario>) -> Result<Vec<Scenario>> {
+fn runnable(backend: BackendKind, variants: Vec<Scenario>) -> Result<Vec<Scenario>> {
     let mut runnable = Vec::new();
     for sc in variants {
         let why = match backend {
-            "kernel" => testbed::backend::unsupported(&sc),
-            _ => sim::Simulator.unsupported(&sc),
+            BackendKind::Kernel => testbed::backend::unsupported(&sc),
+            BackendKind::Sim => sim::Simulator.unsupported(&sc),
         };
         match why {
-            Some(why) => eprintln!("skipping variant {}: {why}", label(&sc)),
+            Some(why) => eprintln!("skipping variant {}: {why}", sc.variant_name()),
             None => runnable.push(sc),
         }
     }
     if runnable.is_empty() {
-        bail!("no variant of this scenario can run on the {backend} backend");
+        bail!(
+            "no variant of this scenario can run on the {} backend",
+            backend.name()
+        );
     }
     Ok(runnable)
 }
@@ -310,7 +312,7 @@ fn list_tasks(plan: &Plan, out: &Path) -> Result<bool> {
         println!(
             "{i}\t{}\t{}\t{}\t{status}",
             task.key,
-            label(plan.scenario(task)),
+            plan.scenario(task).variant_name(),
             task.seed
         );
     }

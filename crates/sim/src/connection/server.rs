@@ -43,12 +43,12 @@ pub struct Server {
 }
 
 impl Server {
-    /// Listens for the connection's subflows over `paths` (ACKs go back on `rev`).
     /// The path subflow `k` takes (`None` past the connection's paths).
     pub fn path(&self, k: usize) -> Option<Path> {
         self.paths.get(k).copied()
     }
 
+    /// Listens for the connection's subflows over `paths` (ACKs go back on `rev`).
     pub fn new(id: ConnId, cfg: &ConnConfig, paths: &[Path]) -> Self {
         Server {
             id,

@@ -212,11 +212,7 @@ impl Backend for KernelBackend {
             .session
             .run(sc, seed, captures, &self.sysctls, |f| progress.fraction(f))?;
         let e = &run.emulator;
-        let variant = if sc.variant.is_empty() {
-            "default"
-        } else {
-            &sc.variant
-        };
+        let variant = sc.variant_name();
         let mut result = run.result;
         let health = result.emulator.clone().unwrap_or_default();
         progress.note(&format!(
