@@ -4,9 +4,8 @@ mod agent;
 mod bench;
 mod cc;
 mod cc_bench;
+mod dask;
 mod emu_bench;
-mod execute;
-mod memory;
 mod run;
 mod soak;
 
@@ -78,6 +77,11 @@ enum Command {
         /// and say so), rerun (replace them), or reuse (use them as they are).
         #[arg(long, value_enum, default_value_t = OtherVersionsArg::Refuse)]
         other_versions: OtherVersionsArg,
+        /// Run the missing tasks on the workers of this Dask scheduler (e.g.
+        /// tcp://SCHEDULER:8786) and gather them here: needs the Python package mptcp_lab
+        /// of this same build (in python3, or in $MPTCP_LAB_PYTHON).
+        #[arg(long, value_name = "ADDRESS", conflicts_with_all = ["task", "gather", "list_tasks"])]
+        dask: Option<String>,
     },
     /// Validate a scenario (or every .toml in a folder) without running it.
     Check {
@@ -245,6 +249,7 @@ fn main() -> ExitCode {
             gather,
             list_tasks,
             other_versions,
+            dask,
         } => run::run(
             &scenario,
             &run::RunArgs {
@@ -264,6 +269,7 @@ fn main() -> ExitCode {
                     (None, false, false) => run::Mode::All,
                 },
                 other_versions: other_versions.into(),
+                dask,
             },
         )
         .map(|all_pass| all_pass || !strict),

@@ -1,21 +1,12 @@
 //! `run` and `check`.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use campaign::{CampaignFolder, OtherVersions, Plan};
+pub use runner::BackendKind;
+use runner::{Folder, Prepared, Request, ScenarioSource};
 use scenario::metrics::{Entity, Metric, Quantity};
-use scenario::{Backend, LoadOptions, Scenario, load_file};
+use scenario::{Scenario, load_file};
 use std::path::{Path, PathBuf};
-
-pub fn load_options(set: &[String]) -> Result<LoadOptions> {
-    let mut overrides = Vec::new();
-    for s in set {
-        let Some((k, v)) = s.split_once('=') else {
-            bail!("--set {s}: expected KEY=VALUE, e.g. --set cc=lia")
-        };
-        overrides.push((k.trim().to_string(), v.trim().to_string()));
-    }
-    Ok(LoadOptions { overrides })
-}
 
 /// The delays drawn for links with a spread (fixed by the scenario's seed, the same in
 /// every run), so that a reader knows which uplink is the long one.
@@ -39,7 +30,7 @@ fn print_drawn_delays(sc: &Scenario) {
 }
 
 fn load(path: &Path, set: &[String]) -> Result<Vec<Scenario>> {
-    Ok(load_file(path, &load_options(set)?)?)
+    Ok(load_file(path, &runner::prepared::load_options(set)?)?)
 }
 
 pub fn check(paths: &[PathBuf], set: &[String]) -> Result<bool> {
@@ -56,7 +47,7 @@ pub fn check(paths: &[PathBuf], set: &[String]) -> Result<bool> {
     }
     let mut ok = true;
     for f in &files {
-        match load(f, set).and_then(|vs| Ok((crate::memory::check_fits(f, &vs, 1)?, vs))) {
+        match load(f, set).and_then(|vs| Ok((runner::memory::check_fits(f, &vs, 1)?, vs))) {
             Ok((memory, vs)) => {
                 let flows: u64 = vs.iter().map(Scenario::total_flows).max().unwrap_or(0);
                 println!(
@@ -79,26 +70,6 @@ pub fn check(paths: &[PathBuf], set: &[String]) -> Result<bool> {
     Ok(ok)
 }
 
-/// Which backend runs the scenario.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum BackendKind {
-    /// The packet-level simulator: deterministic, faster than real time, no privileges.
-    Sim,
-    /// Real Linux TCP and MPTCP in network namespaces through the real-time emulator
-    /// (root; each run takes the scenario's duration).
-    Kernel,
-}
-
-impl BackendKind {
-    /// As results name it (`Backend::name`).
-    pub fn name(self) -> &'static str {
-        match self {
-            BackendKind::Sim => "sim",
-            BackendKind::Kernel => "kernel",
-        }
-    }
-}
-
 /// How `run` was asked to run.
 pub struct RunArgs {
     pub backend: BackendKind,
@@ -116,6 +87,8 @@ pub struct RunArgs {
     pub sysctl: Vec<String>,
     pub mode: Mode,
     pub other_versions: OtherVersions,
+    /// Run the tasks on this Dask scheduler (`tcp://HOST:8786`) instead of here.
+    pub dask: Option<String>,
 }
 
 /// What `run` does with the campaign.
@@ -131,76 +104,36 @@ pub enum Mode {
     ListTasks,
 }
 
-/// Cuts every variant to `duration` (flows that would stop later stop then).
-fn shorten(variants: &mut [Scenario], duration: &str) -> Result<()> {
-    let d = scenario::units::Duration::parse(duration)
-        .map_err(|e| anyhow::anyhow!("--duration {duration}: {e}"))?;
-    for sc in variants {
-        if d.0 <= sc.measure.warmup.0 {
-            bail!(
-                "--duration {duration}: {} measures nothing before its warm-up of {}",
-                sc.name,
-                sc.measure.warmup
-            );
-        }
-        sc.duration = d;
-        for f in &mut sc.flows {
-            f.stop = f.stop.min(d);
-            if f.start >= d {
-                bail!(
-                    "--duration {duration}: flow {} of {} would not start",
-                    f.name,
-                    sc.name
-                );
-            }
-        }
-        sc.events.retain(|e| e.at < d);
-    }
-    Ok(())
-}
-
 /// Runs every variant with every seed as a campaign in the results folder (only the tasks
 /// without a result), then builds the summary from the task results; returns whether all
 /// checks passed.
 pub fn run(path: &Path, args: &RunArgs) -> Result<bool> {
-    if args.seeds == 0 {
-        bail!("--seeds must be at least 1");
-    }
     let jobs = match args.jobs {
         Some(0) => bail!("--jobs must be at least 1"),
         Some(n) => n,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    let mut variants = load(path, &args.set)?;
-    if let Some(d) = &args.duration {
-        shorten(&mut variants, d)?;
+    let request = Request {
+        backend: args.backend,
+        seeds: args.seeds,
+        set: args.set.clone(),
+        duration: args.duration.clone(),
+        sysctl: args.sysctl.clone(),
+        pcap: args.pcap.clone(),
+    };
+    let folder = match &args.out {
+        Some(dir) => Folder::At(dir.clone()),
+        None => Folder::Default,
+    };
+    let prepared = Prepared::new(ScenarioSource::File(path), request, folder)?;
+    let (plan, out) = (&prepared.plan, prepared.out());
+    if args.mode == Mode::ListTasks {
+        return list_tasks(plan, out);
     }
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("results").join(&variants[0].name));
     // Before anything runs: a folder that cannot be written, or is not ours, and runs that
     // would not fit in memory.
-    report::store::check_out(&out)?;
-    let at_once = match args.backend {
-        BackendKind::Sim => jobs.min(variants.len() * args.seeds as usize),
-        BackendKind::Kernel => 1,
-    };
-    crate::memory::check_fits(path, &variants, at_once)?;
-    if args.backend == BackendKind::Sim && (!args.pcap.is_empty() || !args.sysctl.is_empty()) {
-        bail!(
-            "--pcap and --sysctl are for --backend kernel: the simulator has no packets to \
-             capture and no kernel to tune"
-        );
-    }
-    let backend_name = args.backend.name();
-    let runnable = runnable(args.backend, variants)?;
-    let plan = Plan::new(runnable, args.seeds, backend_name, &args.sysctl);
-    if args.mode == Mode::ListTasks {
-        return list_tasks(&plan, &out);
-    }
-    let folder = CampaignFolder::new(&out, campaign::VERSION);
-    let status = folder.status(&plan, args.other_versions)?;
+    prepared.check(jobs)?;
+    let status = prepared.status(args.other_versions)?;
     let todo: Vec<usize> = match args.mode {
         Mode::Task(i) if i >= plan.tasks.len() => bail!(
             "--task {i}: this run has {} tasks, numbered 0 to {} (--list-tasks shows them)",
@@ -220,76 +153,29 @@ pub fn run(path: &Path, args: &RunArgs) -> Result<bool> {
         status.done.len(),
         todo.len()
     );
-    if !todo.is_empty() {
-        // The backend first: a kernel run without root is refused before anything is made.
-        let mut backend = start_backend(args, &out)?;
-        let made = folder.create()?;
-        if backend.real_time() {
-            let total_s: f64 = todo
-                .iter()
-                .map(|&i| plan.scenario(&plan.tasks[i]).duration.secs())
-                .sum();
-            eprintln!("{backend_name} backend: {total_s:.0} s of real time");
+    match &args.dask {
+        Some(scheduler) if !todo.is_empty() => {
+            crate::dask::run_on_dask(path, args, scheduler, out)?;
         }
-        let executed = crate::execute::execute(backend.as_mut(), &plan, &todo, jobs, &folder);
-        if let (Err(_), Some(made)) = (&executed, &made) {
-            folder.remove_if_unused(made);
-        }
-        executed?;
-        move_captures(&out)?;
+        _ => prepared.run(&todo, jobs)?,
     }
     if let Mode::Task(i) = args.mode {
         println!(
             "{} in {}",
-            campaign::folder::task_name(&plan, i, &plan.tasks[i]),
+            campaign::folder::task_name(plan, i, &plan.tasks[i]),
             out.display()
         );
         return Ok(true);
     }
-    let tasks = folder.gather(&plan, args.other_versions)?;
-    let runs = campaign::view::runs(&plan, tasks);
-    let summary = campaign::view::write(&folder, &plan, &runs)?;
+    let summary = prepared.summarize(args.other_versions)?;
     print_table(&summary);
     println!("results in {}", out.display());
     if args.report {
-        let p = report::write_report(&out)?;
+        let p = report::write_report(out)?;
         println!("report in {}", p.display());
     }
     warn_unreliable(&summary);
     Ok(summary.all_pass())
-}
-
-/// The variants the backend can run (the others are skipped, each saying why).
-fn runnable(backend: BackendKind, variants: Vec<Scenario>) -> Result<Vec<Scenario>> {
-    let mut runnable = Vec::new();
-    for sc in variants {
-        let why = match backend {
-            BackendKind::Kernel => testbed::backend::unsupported(&sc),
-            BackendKind::Sim => sim::Simulator.unsupported(&sc),
-        };
-        match why {
-            Some(why) => eprintln!("skipping variant {}: {why}", sc.variant_name()),
-            None => runnable.push(sc),
-        }
-    }
-    if runnable.is_empty() {
-        bail!(
-            "no variant of this scenario can run on the {} backend",
-            backend.name()
-        );
-    }
-    Ok(runnable)
-}
-
-fn start_backend(args: &RunArgs, out: &Path) -> Result<Box<dyn Backend>> {
-    Ok(match args.backend {
-        BackendKind::Sim => Box::new(sim::Simulator),
-        BackendKind::Kernel => Box::new(testbed::backend::KernelBackend::start(
-            &args.sysctl,
-            args.pcap.clone(),
-            pcap_staging(out),
-        )?),
-    })
 }
 
 /// `--list-tasks`: one line per task, numbered as `--task` takes them, with what is done.
@@ -319,24 +205,6 @@ fn list_tasks(plan: &Plan, out: &Path) -> Result<bool> {
     Ok(true)
 }
 
-/// Captures were written beside the results folder during the runs.
-fn move_captures(out: &Path) -> Result<()> {
-    let staged = pcap_staging(out).join("pcap");
-    if !staged.exists() {
-        return Ok(());
-    }
-    let into = out.join("pcap");
-    std::fs::create_dir_all(&into).with_context(|| format!("creating {}", into.display()))?;
-    for entry in std::fs::read_dir(&staged)? {
-        let entry = entry?;
-        std::fs::rename(entry.path(), into.join(entry.file_name()))
-            .with_context(|| format!("moving captures into {}", into.display()))?;
-    }
-    let _ = std::fs::remove_dir(&staged);
-    let _ = std::fs::remove_dir(pcap_staging(out));
-    Ok(())
-}
-
 /// The last lines of a kernel run: every run whose emulator lost or delayed too many
 /// packets itself, so that its figures are not taken for the network's.
 fn warn_unreliable(summary: &report::Summary) {
@@ -357,13 +225,6 @@ fn unreliable_warnings(summary: &report::Summary) -> Vec<String> {
             )
         })
         .collect()
-}
-
-/// Where captures go during a run: the results folder is replaced when results are written.
-fn pcap_staging(out: &Path) -> PathBuf {
-    let mut name = out.file_name().unwrap_or_default().to_os_string();
-    name.push(".captures");
-    out.with_file_name(name)
 }
 
 fn print_table(s: &report::Summary) {

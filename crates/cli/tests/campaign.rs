@@ -19,43 +19,8 @@ fn temp(name: &str) -> PathBuf {
 }
 
 /// Four variants (two rates x two algorithms), each run long enough (a few tenths of a
-/// second) that a kill lands between tasks.
-const SCENARIO: &str = r#"
-[scenario]
-name = "camp"
-duration = "40s"
-[variants]
-rate = ["40Mbps", "60Mbps"]
-cc = ["reno", "lia"]
-[[node]]
-name = "a"
-kind = "host"
-[[node]]
-name = "b"
-kind = "host"
-[[link]]
-name = "p1"
-a = "a:if1"
-b = "b:if1"
-rate = "${rate}"
-delay = "10ms"
-[[link]]
-name = "p2"
-a = "a:if2"
-b = "b:if2"
-rate = "${rate}"
-delay = "20ms"
-[[flow]]
-name = "m"
-protocol = "mptcp"
-cc = "${cc}"
-count = 4
-from = "a"
-to = "b"
-[[expect]]
-metric = "group.m.goodput_mbps"
-min = 1.0
-"#;
+/// second) that a kill lands between tasks; the Python package's tests use it too.
+const SCENARIO: &str = include_str!("data/campaign.toml");
 
 fn write_scenario(dir: &Path, text: &str) -> PathBuf {
     let file = dir.join("camp.toml");

@@ -233,6 +233,7 @@ mod tests {
             min: mean,
             max: mean,
             runs: vec![mean],
+            seeds: Vec::new(),
         }
     }
 

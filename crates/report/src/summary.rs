@@ -17,6 +17,10 @@ pub struct MetricStats {
     pub min: f64,
     pub max: f64,
     pub runs: Vec<f64>,
+    /// The seed of each of `runs`, written only when the metric is missing from some runs
+    /// (otherwise `runs` follows the summary's `seeds`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seeds: Vec<u64>,
 }
 
 impl MetricStats {
@@ -34,6 +38,7 @@ impl MetricStats {
             min: xs.iter().copied().fold(f64::INFINITY, f64::min),
             max: xs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
             runs: xs.to_vec(),
+            seeds: Vec::new(),
         }
     }
 }
@@ -178,11 +183,15 @@ pub fn summarize(variants: &[Scenario], runs: &[Vec<RunResult>], backend: &str) 
             let metrics: BTreeMap<String, MetricStats> = names
                 .into_iter()
                 .map(|n| {
-                    let xs: Vec<f64> = rs
+                    let (xs, seeds): (Vec<f64>, Vec<u64>) = rs
                         .iter()
-                        .filter_map(|r| r.metrics.get(n).copied())
-                        .collect();
-                    (n.clone(), MetricStats::of(&xs))
+                        .filter_map(|r| Some((*r.metrics.get(n)?, r.seed)))
+                        .unzip();
+                    let mut stats = MetricStats::of(&xs);
+                    if xs.len() < rs.len() {
+                        stats.seeds = seeds;
+                    }
+                    (n.clone(), stats)
                 })
                 .collect();
             let checks = sc
@@ -453,6 +462,27 @@ to = "b"
         assert_eq!(e[1]["unreliable"], true);
         assert_eq!(e[0]["unreliable"], false);
         assert_eq!(e[1]["seed"], 2);
+    }
+
+    #[test]
+    fn a_metric_missing_from_some_runs_says_which_seeds_its_values_are() {
+        let with = |seed, metrics: &[(&str, f64)]| RunResult {
+            metrics: metrics.iter().map(|&(k, v)| (k.to_string(), v)).collect(),
+            ..run(seed, None)
+        };
+        let runs = vec![vec![
+            with(1, &[("a", 1.0), ("b", 10.0)]),
+            with(2, &[("a", 2.0)]),
+            with(3, &[("a", 3.0), ("b", 30.0)]),
+        ]];
+        let summary = summarize(&one_variant(), &runs, "sim");
+        let json = serde_json::to_value(&summary).unwrap();
+        let metrics = &json["variants"][0]["metrics"];
+        assert_eq!(metrics["b"]["runs"], serde_json::json!([10.0, 30.0]));
+        assert_eq!(metrics["b"]["seeds"], serde_json::json!([1, 3]));
+        // In every run: `runs` follows the summary's seeds, no `seeds` written.
+        assert_eq!(metrics["a"]["runs"], serde_json::json!([1.0, 2.0, 3.0]));
+        assert!(metrics["a"].get("seeds").is_none());
     }
 
     #[test]

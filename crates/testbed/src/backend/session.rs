@@ -84,17 +84,30 @@ pub fn unsupported(sc: &Scenario) -> Option<String> {
     })
 }
 
+/// The process's Ctrl-C (and SIGTERM) flag, cleared for a new session. The handler is
+/// installed once per process: a process may run several sessions one after another (the
+/// Python package runs kernel campaigns in the interpreter's process), and a handler can be
+/// set only once. A second Ctrl-C while cleaning up is ignored: the clean-up finishes.
+fn interrupt_flag() -> Result<Arc<AtomicBool>> {
+    static FLAG: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
+    if let Some(flag) = FLAG.get() {
+        flag.store(false, Ordering::SeqCst);
+        return Ok(flag.clone());
+    }
+    let flag = Arc::new(AtomicBool::new(false));
+    let set = flag.clone();
+    ctrlc::set_handler(move || set.store(true, Ordering::SeqCst))
+        .context("installing the Ctrl-C handler")?;
+    Ok(FLAG.get_or_init(|| flag).clone())
+}
+
 impl KernelSession {
     pub fn start() -> Result<KernelSession> {
         check_machine()?;
         for what in cleanup::remove_leftovers() {
             eprintln!("removed a crashed run's {what}");
         }
-        let interrupted = Arc::new(AtomicBool::new(false));
-        let flag = interrupted.clone();
-        // A second Ctrl-C while cleaning up is ignored: the clean-up finishes.
-        ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
-            .context("installing the Ctrl-C handler")?;
+        let interrupted = interrupt_flag()?;
         Ok(KernelSession {
             registry: Registry {
                 root: PathBuf::from("/sys/fs/bpf").join(cleanup::owned_name("cc")),

@@ -5,11 +5,11 @@
 use anyhow::{Context, Result};
 use campaign::{CampaignFolder, Plan, TaskResult};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use scenario::{Backend, Progress};
+use scenario::{Backend, Progress, RunResult};
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-pub(crate) fn progress_bar(total: u64) -> ProgressBar {
+pub fn progress_bar(total: u64) -> ProgressBar {
     let bar = ProgressBar::new(total * 1000);
     if !std::io::stderr().is_terminal() {
         bar.set_draw_target(ProgressDrawTarget::hidden());
@@ -42,6 +42,19 @@ pub fn execute(
     result
 }
 
+/// Runs task `index` of `plan`, errors naming the task.
+pub fn run_task(
+    backend: &mut dyn Backend,
+    plan: &Plan,
+    index: usize,
+    progress: &mut dyn Progress,
+) -> Result<RunResult> {
+    let task = &plan.tasks[index];
+    backend
+        .run(plan.scenario(task), task.seed, progress)
+        .with_context(|| campaign::folder::task_name(plan, index, task))
+}
+
 /// Runs one task and saves its result.
 fn run_one(
     backend: &mut dyn Backend,
@@ -50,12 +63,9 @@ fn run_one(
     folder: &CampaignFolder,
     progress: &mut dyn Progress,
 ) -> Result<()> {
-    let task = &plan.tasks[index];
-    let result = backend
-        .run(plan.scenario(task), task.seed, progress)
-        .with_context(|| campaign::folder::task_name(plan, index, task))?;
+    let result = run_task(backend, plan, index, progress)?;
     folder.save(&TaskResult {
-        key: task.key.clone(),
+        key: plan.tasks[index].key.clone(),
         version: folder.version().to_string(),
         result,
     })

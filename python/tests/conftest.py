@@ -1,0 +1,67 @@
+"""Shared fixtures: a small scenario with four variants and the command-line binary."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+# Four variants (two rates x two algorithms) of two MPTCP paths, each run a few tenths of a
+# second: long enough that a kill lands between tasks (the command line's campaign tests run
+# the same file).
+SCENARIO = (REPO / "crates" / "cli" / "tests" / "data" / "campaign.toml").read_text()
+
+
+@pytest.fixture
+def scenario(tmp_path: Path) -> Path:
+    path = tmp_path / "camp.toml"
+    path.write_text(SCENARIO)
+    return path
+
+
+@pytest.fixture(scope="session")
+def cli() -> Path:
+    """The mptcp-lab binary of this build (`MPTCP_LAB_BIN`, else target/release)."""
+    path = Path(os.environ.get("MPTCP_LAB_BIN", REPO / "target" / "release" / "mptcp-lab"))
+    if not path.exists():
+        pytest.fail(
+            f"{path}: no mptcp-lab binary; build it (cargo build --release) or set MPTCP_LAB_BIN"
+        )
+    return path
+
+
+def comparable_summary(folder: Path) -> dict:
+    """summary.json without the runs' wall-clock times, the one thing that differs between
+    two runs of the same tasks."""
+
+    def strip(value):
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k != "wall_s"}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    return strip(json.loads((folder / "summary.json").read_text()))
+
+
+def series_files(folder: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.glob("*/series-seed*.csv"))
+    }
+
+
+def assert_same_results(a: Path, b: Path) -> None:
+    assert comparable_summary(a) == comparable_summary(b)
+    files = series_files(a)
+    assert files, f"no series in {a}"
+    assert files == series_files(b)
+
+
+def task_files(folder: Path) -> int:
+    tasks = folder / "tasks"
+    return len(list(tasks.glob("*.msgpack"))) if tasks.exists() else 0

@@ -1,0 +1,75 @@
+"""The kernel backend from Python: real TCP in network namespaces, run in the interpreter's
+process, twice in a row (the second run must be able to install its clean-up on Ctrl-C
+again), leaving nothing behind. Root and a kernel with MPTCP; with MPTCP_LAB_REQUIRE_KERNEL=1
+(as CI sets) a machine that cannot run it fails the test instead of skipping it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import mptcp_lab
+import pytest
+
+SCENARIO = """\
+[scenario]
+name = "kernel-twice"
+duration = "3s"
+[measure]
+warmup = "1s"
+[[node]]
+name = "a"
+kind = "host"
+[[node]]
+name = "b"
+kind = "host"
+[[link]]
+a = "a"
+b = "b"
+rate = "10Mbps"
+delay = "5ms"
+[[flow]]
+name = "bulk"
+from = "a"
+to = "b"
+"""
+
+
+def missing_piece() -> str | None:
+    if os.geteuid() != 0:
+        return "not root"
+    try:
+        if Path("/proc/sys/net/mptcp/enabled").read_text().strip() != "1":
+            return "MPTCP is disabled (net.mptcp.enabled)"
+    except FileNotFoundError:
+        return "this kernel has no MPTCP"
+    return None
+
+
+@pytest.fixture
+def kernel() -> None:
+    why = missing_piece()
+    if why is None:
+        return
+    if os.environ.get("MPTCP_LAB_REQUIRE_KERNEL") == "1":
+        pytest.fail(f"MPTCP_LAB_REQUIRE_KERNEL=1 but {why}")
+    pytest.skip(why)
+
+
+def namespaces() -> set[str]:
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True)
+    return {line.split()[0] for line in listed.stdout.splitlines() if line.strip()}
+
+
+def test_two_kernel_runs_in_one_process_leave_nothing(kernel, tmp_path: Path) -> None:
+    path = tmp_path / "twice.toml"
+    path.write_text(SCENARIO)
+    before = namespaces()
+    for attempt in ("first", "second"):
+        res = mptcp_lab.run(path, backend="kernel", out=tmp_path / attempt)
+        assert res.backend == "kernel"
+        assert res.ran == 1
+        goodput = res.summary.query("metric == 'group.bulk.goodput_mbps'").value.iloc[0]
+        assert 5.0 < goodput <= 10.0, f"{attempt}: {goodput} Mbit/s through a 10 Mbit/s link"
+    assert namespaces() == before
