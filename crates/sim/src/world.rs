@@ -269,10 +269,12 @@ impl<'s> World<'s> {
     /// Puts a packet on the first hop of its route.
     fn inject(&mut self, pkt: Packet) {
         self.packet_hops += 1;
-        let in_flight = self.packets.insert(pkt);
+        // The packet is copied into the store after the link's work (see `reserve`).
+        let in_flight = self.packets.reserve(&pkt);
         let entered = self
             .fabric
             .enter(self.now, in_flight, &mut link_wake(&mut self.queue));
+        self.packets.fill(in_flight.id, pkt);
         if let Some((dropped, _)) = entered.dropped {
             self.packets.discard(dropped.id);
         }
