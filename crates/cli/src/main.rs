@@ -5,6 +5,7 @@ mod bench;
 mod cc;
 mod cc_bench;
 mod emu_bench;
+mod execute;
 mod memory;
 mod run;
 mod soak;
@@ -17,7 +18,7 @@ use std::process::ExitCode;
 #[derive(Parser)]
 #[command(
     name = "mptcp-lab",
-    version,
+    version = campaign::VERSION,
     about = "Multipath TCP coupled congestion control: simulate, emulate, compare with the papers"
 )]
 struct Cli {
@@ -33,7 +34,8 @@ enum Command {
         /// Which backend runs it.
         #[arg(long, value_enum, default_value_t = run::BackendKind::Sim)]
         backend: run::BackendKind,
-        /// Results folder (replaced if it exists); default results/<scenario name>.
+        /// Results folder, default results/<scenario name>. It keeps one result per task
+        /// (variant x seed): run the same command again and only the missing tasks run.
         #[arg(long)]
         out: Option<PathBuf>,
         /// Runs per variant, with seeds base, base+1, ...
@@ -62,6 +64,20 @@ enum Command {
         /// e.g. net.mptcp.stale_loss_cnt=1.
         #[arg(long, value_name = "KEY=VALUE")]
         sysctl: Vec<String>,
+        /// Run only task I (0-based; --list-tasks numbers them), e.g. one index of a Slurm
+        /// job array; no summary (a final `run --gather` builds it).
+        #[arg(long, value_name = "I", conflicts_with_all = ["gather", "list_tasks"])]
+        task: Option<usize>,
+        /// Build the summary from the task results in the folder, running nothing.
+        #[arg(long, conflicts_with = "list_tasks")]
+        gather: bool,
+        /// Print the tasks (index, key, variant, seed) and which are done, running nothing.
+        #[arg(long)]
+        list_tasks: bool,
+        /// Task results in the folder made by another version of mptcp-lab: refuse (stop
+        /// and say so), rerun (replace them), or reuse (use them as they are).
+        #[arg(long, value_enum, default_value_t = OtherVersionsArg::Refuse)]
+        other_versions: OtherVersionsArg,
     },
     /// Validate a scenario (or every .toml in a folder) without running it.
     Check {
@@ -136,6 +152,24 @@ enum Command {
     },
 }
 
+/// `--other-versions`, as typed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum OtherVersionsArg {
+    Refuse,
+    Rerun,
+    Reuse,
+}
+
+impl From<OtherVersionsArg> for campaign::OtherVersions {
+    fn from(a: OtherVersionsArg) -> Self {
+        match a {
+            OtherVersionsArg::Refuse => campaign::OtherVersions::Refuse,
+            OtherVersionsArg::Rerun => campaign::OtherVersions::Rerun,
+            OtherVersionsArg::Reuse => campaign::OtherVersions::Reuse,
+        }
+    }
+}
+
 #[derive(Subcommand)]
 enum EmuAction {
     /// Throughput through one and three hops, and the delay it adds at 100 Mbit/s (root).
@@ -207,6 +241,10 @@ fn main() -> ExitCode {
             pcap,
             duration,
             sysctl,
+            task,
+            gather,
+            list_tasks,
+            other_versions,
         } => run::run(
             &scenario,
             &run::RunArgs {
@@ -219,6 +257,13 @@ fn main() -> ExitCode {
                 pcap,
                 duration,
                 sysctl,
+                mode: match (task, gather, list_tasks) {
+                    (Some(i), _, _) => run::Mode::Task(i),
+                    (None, true, _) => run::Mode::Gather,
+                    (None, false, true) => run::Mode::ListTasks,
+                    (None, false, false) => run::Mode::All,
+                },
+                other_versions: other_versions.into(),
             },
         )
         .map(|all_pass| all_pass || !strict),

@@ -1,13 +1,10 @@
 //! `run` and `check`.
 
 use anyhow::{Context, Result, bail};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use report::{summarize, write_results};
+use campaign::{CampaignFolder, OtherVersions, Plan};
 use scenario::metrics::{Entity, Metric, Quantity};
-use scenario::{Backend, LoadOptions, Progress, Scenario, load_file};
-use std::io::IsTerminal;
+use scenario::{Backend, LoadOptions, Scenario, load_file};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 pub fn load_options(set: &[String]) -> Result<LoadOptions> {
     let mut overrides = Vec::new();
@@ -92,6 +89,16 @@ pub enum BackendKind {
     Kernel,
 }
 
+impl BackendKind {
+    /// As results name it (`Backend::name`).
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Sim => "sim",
+            BackendKind::Kernel => "kernel",
+        }
+    }
+}
+
 /// How `run` was asked to run.
 pub struct RunArgs {
     pub backend: BackendKind,
@@ -107,6 +114,21 @@ pub struct RunArgs {
     pub duration: Option<String>,
     /// `KEY=VALUE` sysctls for the hosts' namespaces (kernel backend).
     pub sysctl: Vec<String>,
+    pub mode: Mode,
+    pub other_versions: OtherVersions,
+}
+
+/// What `run` does with the campaign.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Run the missing tasks, then build the summary.
+    All,
+    /// Run task I only (a Slurm job array's index), if it has no result; no summary.
+    Task(usize),
+    /// Build the summary from the results there, running nothing.
+    Gather,
+    /// Print the tasks and what is done.
+    ListTasks,
 }
 
 /// Cuts every variant to `duration` (flows that would stop later stop then).
@@ -137,27 +159,9 @@ fn shorten(variants: &mut [Scenario], duration: &str) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn progress_bar(total: u64) -> ProgressBar {
-    let bar = ProgressBar::new(total * 1000);
-    if !std::io::stderr().is_terminal() {
-        bar.set_draw_target(ProgressDrawTarget::hidden());
-    }
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {percent}% {msg}")
-            .expect("valid template"),
-    );
-    bar
-}
-
-fn label(sc: &Scenario) -> &str {
-    if sc.variant.is_empty() {
-        "default"
-    } else {
-        &sc.variant
-    }
-}
-
-/// Runs every variant with every seed; returns whether all checks passed.
+/// Runs every variant with every seed as a campaign in the results folder (only the tasks
+/// without a result), then builds the summary from the task results; returns whether all
+/// checks passed.
 pub fn run(path: &Path, args: &RunArgs) -> Result<bool> {
     if args.seeds == 0 {
         bail!("--seeds must be at least 1");
@@ -175,41 +179,76 @@ pub fn run(path: &Path, args: &RunArgs) -> Result<bool> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("results").join(&variants[0].name));
-    // Before anything runs: a folder that cannot be written, or is not ours to replace,
-    // and runs that would not fit in memory.
+    // Before anything runs: a folder that cannot be written, or is not ours, and runs that
+    // would not fit in memory.
     report::store::check_out(&out)?;
     let at_once = match args.backend {
         BackendKind::Sim => jobs.min(variants.len() * args.seeds as usize),
         BackendKind::Kernel => 1,
     };
     crate::memory::check_fits(path, &variants, at_once)?;
-    let mut backend: Box<dyn Backend> = match args.backend {
-        BackendKind::Sim => {
-            if !args.pcap.is_empty() || !args.sysctl.is_empty() {
-                bail!(
-                    "--pcap and --sysctl are for --backend kernel: the simulator has no packets \
-                     to capture and no kernel to tune"
-                );
-            }
-            Box::new(sim::Simulator)
-        }
-        BackendKind::Kernel => Box::new(testbed::backend::KernelBackend::start(
-            &args.sysctl,
-            args.pcap.clone(),
-            pcap_staging(&out),
-        )?),
-    };
-    let (variants, runs) = run_all(backend.as_mut(), variants, args.seeds, jobs)?;
-
-    let summary = summarize(&variants, &runs, backend.name());
-    write_results(&out, &summary, &runs)?;
-    // Captures were written beside the results folder, which write_results replaces.
-    let staged = pcap_staging(&out).join("pcap");
-    if staged.exists() {
-        std::fs::rename(&staged, out.join("pcap"))
-            .with_context(|| format!("moving captures into {}", out.display()))?;
-        let _ = std::fs::remove_dir(pcap_staging(&out));
+    if args.backend == BackendKind::Sim && (!args.pcap.is_empty() || !args.sysctl.is_empty()) {
+        bail!(
+            "--pcap and --sysctl are for --backend kernel: the simulator has no packets to \
+             capture and no kernel to tune"
+        );
     }
+    let backend_name = args.backend.name();
+    let runnable = runnable(args.backend, variants)?;
+    let plan = Plan::new(runnable, args.seeds, backend_name, &args.sysctl);
+    if args.mode == Mode::ListTasks {
+        return list_tasks(&plan, &out);
+    }
+    let folder = CampaignFolder::new(&out, campaign::VERSION);
+    let status = folder.status(&plan, args.other_versions)?;
+    let todo: Vec<usize> = match args.mode {
+        Mode::Task(i) if i >= plan.tasks.len() => bail!(
+            "--task {i}: this run has {} tasks, numbered 0 to {} (--list-tasks shows them)",
+            plan.tasks.len(),
+            plan.tasks.len() - 1
+        ),
+        Mode::Task(i) => status.missing.iter().copied().filter(|&m| m == i).collect(),
+        Mode::Gather => Vec::new(),
+        _ => status.missing.clone(),
+    };
+    eprintln!(
+        "{}: {} tasks ({} variant(s) x {} seed(s)); {} done before, {} to run",
+        out.display(),
+        plan.tasks.len(),
+        plan.variants.len(),
+        args.seeds,
+        status.done.len(),
+        todo.len()
+    );
+    if !todo.is_empty() {
+        // The backend first: a kernel run without root is refused before anything is made.
+        let mut backend = start_backend(args, &out)?;
+        let made = folder.create()?;
+        if backend.real_time() {
+            let total_s: f64 = todo
+                .iter()
+                .map(|&i| plan.scenario(&plan.tasks[i]).duration.secs())
+                .sum();
+            eprintln!("{backend_name} backend: {total_s:.0} s of real time");
+        }
+        let executed = crate::execute::execute(backend.as_mut(), &plan, &todo, jobs, &folder);
+        if let (Err(_), Some(made)) = (&executed, &made) {
+            folder.remove_if_unused(made);
+        }
+        executed?;
+        move_captures(&out)?;
+    }
+    if let Mode::Task(i) = args.mode {
+        println!(
+            "{} in {}",
+            campaign::folder::task_name(&plan, i, &plan.tasks[i]),
+            out.display()
+        );
+        return Ok(true);
+    }
+    let tasks = folder.gather(&plan, args.other_versions)?;
+    let runs = campaign::view::runs(&plan, tasks);
+    let summary = campaign::view::write(&folder, &plan, &runs)?;
     print_table(&summary);
     println!("results in {}", out.display());
     if args.report {
@@ -218,6 +257,84 @@ pub fn run(path: &Path, args: &RunArgs) -> Result<bool> {
     }
     warn_unreliable(&summary);
     Ok(summary.all_pass())
+}
+
+/// The variants the backend can run (the others are skipped, each saying why).
+fn runnable(backend: BackendKind, variants: Vec<Scenario>) -> Result<Vec<Scenario>> {
+    let mut runnable = Vec::new();
+    for sc in variants {
+        let why = match backend {
+            BackendKind::Kernel => testbed::backend::unsupported(&sc),
+            BackendKind::Sim => sim::Simulator.unsupported(&sc),
+        };
+        match why {
+            Some(why) => eprintln!("skipping variant {}: {why}", sc.variant_name()),
+            None => runnable.push(sc),
+        }
+    }
+    if runnable.is_empty() {
+        bail!(
+            "no variant of this scenario can run on the {} backend",
+            backend.name()
+        );
+    }
+    Ok(runnable)
+}
+
+fn start_backend(args: &RunArgs, out: &Path) -> Result<Box<dyn Backend>> {
+    Ok(match args.backend {
+        BackendKind::Sim => Box::new(sim::Simulator),
+        BackendKind::Kernel => Box::new(testbed::backend::KernelBackend::start(
+            &args.sysctl,
+            args.pcap.clone(),
+            pcap_staging(out),
+        )?),
+    })
+}
+
+/// `--list-tasks`: one line per task, numbered as `--task` takes them, with what is done.
+fn list_tasks(plan: &Plan, out: &Path) -> Result<bool> {
+    let folder = (out.join("campaign.json").exists())
+        .then(|| CampaignFolder::open(out, campaign::VERSION))
+        .transpose()?;
+    println!("task\tkey\tvariant\tseed\tstatus");
+    for (i, task) in plan.tasks.iter().enumerate() {
+        let status = match folder
+            .as_ref()
+            .map(|f| f.load(&task.key))
+            .transpose()?
+            .flatten()
+        {
+            Some(t) if t.version == campaign::VERSION => "done".to_string(),
+            Some(t) => format!("done by {}", t.version),
+            None => "to run".to_string(),
+        };
+        println!(
+            "{i}\t{}\t{}\t{}\t{status}",
+            task.key,
+            plan.scenario(task).variant_name(),
+            task.seed
+        );
+    }
+    Ok(true)
+}
+
+/// Captures were written beside the results folder during the runs.
+fn move_captures(out: &Path) -> Result<()> {
+    let staged = pcap_staging(out).join("pcap");
+    if !staged.exists() {
+        return Ok(());
+    }
+    let into = out.join("pcap");
+    std::fs::create_dir_all(&into).with_context(|| format!("creating {}", into.display()))?;
+    for entry in std::fs::read_dir(&staged)? {
+        let entry = entry?;
+        std::fs::rename(entry.path(), into.join(entry.file_name()))
+            .with_context(|| format!("moving captures into {}", into.display()))?;
+    }
+    let _ = std::fs::remove_dir(&staged);
+    let _ = std::fs::remove_dir(pcap_staging(out));
+    Ok(())
 }
 
 /// The last lines of a kernel run: every run whose emulator lost or delayed too many
@@ -247,167 +364,6 @@ fn pcap_staging(out: &Path) -> PathBuf {
     let mut name = out.file_name().unwrap_or_default().to_os_string();
     name.push(".captures");
     out.with_file_name(name)
-}
-
-type Runs = (Vec<Scenario>, Vec<Vec<scenario::RunResult>>);
-
-/// A progress bar over all runs; notes are printed above it.
-struct Bar<'a> {
-    bar: &'a ProgressBar,
-    base: u64,
-}
-
-impl Progress for Bar<'_> {
-    fn fraction(&mut self, done: f64) {
-        self.bar.set_position(self.base + (done * 1000.0) as u64);
-    }
-    fn note(&mut self, line: &str) {
-        if self.bar.is_hidden() {
-            eprintln!("{line}");
-        } else {
-            self.bar.println(line);
-        }
-    }
-}
-
-/// Every variant the backend can run, each with every seed.
-fn run_all(
-    backend: &mut dyn Backend,
-    variants: Vec<Scenario>,
-    seeds: u32,
-    jobs: usize,
-) -> Result<Runs> {
-    let mut runnable = Vec::new();
-    for sc in variants {
-        match backend.unsupported(&sc) {
-            Some(why) => eprintln!("skipping variant {}: {why}", label(&sc)),
-            None => runnable.push(sc),
-        }
-    }
-    if runnable.is_empty() {
-        bail!(
-            "no variant of this scenario can run on the {} backend",
-            backend.name()
-        );
-    }
-    if backend.real_time() {
-        let total_s: f64 = runnable.iter().map(|v| v.duration.secs()).sum::<f64>() * seeds as f64;
-        eprintln!(
-            "{} backend: {} variant(s) x {seeds} seed(s), {:.0} s of real time",
-            backend.name(),
-            runnable.len(),
-            total_s
-        );
-    }
-    let bar = progress_bar(runnable.len() as u64 * seeds as u64);
-    let tasks: Vec<(usize, u64)> = runnable
-        .iter()
-        .enumerate()
-        .flat_map(|(i, sc)| (0..seeds as u64).map(move |k| (i, sc.seed + k)))
-        .collect();
-    let results = if jobs > 1 && tasks.len() > 1 && backend.fork().is_some() {
-        run_parallel(backend, &runnable, &tasks, jobs, &bar)?
-    } else {
-        let mut results = Vec::new();
-        for (n, &(i, seed)) in tasks.iter().enumerate() {
-            let sc = &runnable[i];
-            bar.set_message(format!("{} seed {seed}", label(sc)));
-            let mut progress = Bar {
-                bar: &bar,
-                base: n as u64 * 1000,
-            };
-            results.push(
-                backend
-                    .run(sc, seed, &mut progress)
-                    .with_context(|| format!("{} seed {seed}", label(sc)))?,
-            );
-        }
-        results
-    };
-    bar.finish_and_clear();
-    let mut results = results;
-    for (result, &(i, _)) in results.iter_mut().zip(&tasks) {
-        scenario::derived::add(&runnable[i], &mut result.metrics);
-    }
-    let mut results = results.into_iter();
-    let runs = runnable
-        .iter()
-        .map(|_| results.by_ref().take(seeds as usize).collect())
-        .collect();
-    Ok((runnable, runs))
-}
-
-/// Runs `tasks` (variant, seed) on `jobs` threads, each with its own copy of the backend;
-/// the results come back in the order of `tasks`, whatever order they finish in.
-fn run_parallel(
-    backend: &dyn Backend,
-    runnable: &[Scenario],
-    tasks: &[(usize, u64)],
-    jobs: usize,
-    bar: &ProgressBar,
-) -> Result<Vec<scenario::RunResult>> {
-    use rayon::prelude::*;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs)
-        .build()
-        .context("starting the worker threads")?;
-    let copies: Vec<Box<dyn Backend + Send>> = tasks
-        .iter()
-        .map(|_| backend.fork().expect("the backend forks"))
-        .collect();
-    let done = AtomicU64::new(0);
-    let finished = AtomicU64::new(0);
-    bar.set_message(format!("0 of {} runs, {jobs} at once", tasks.len()));
-    let results: Vec<Result<scenario::RunResult>> = pool.install(|| {
-        copies
-            .into_par_iter()
-            .zip(tasks.par_iter())
-            .map(|(mut copy, &(i, seed))| {
-                let sc = &runnable[i];
-                let mut progress = SharedBar {
-                    bar,
-                    done: &done,
-                    reported: 0,
-                };
-                let result = copy
-                    .run(sc, seed, &mut progress)
-                    .with_context(|| format!("{} seed {seed}", label(sc)));
-                progress.fraction(1.0);
-                let n = finished.fetch_add(1, Ordering::Relaxed) + 1;
-                bar.set_message(format!("{n} of {} runs, {jobs} at once", tasks.len()));
-                result
-            })
-            .collect()
-    });
-    results.into_iter().collect()
-}
-
-/// The progress of one of several runs going on at once: the bar shows their sum.
-struct SharedBar<'a> {
-    bar: &'a ProgressBar,
-    /// Thousandths of a run done, all runs together.
-    done: &'a AtomicU64,
-    /// What this run has added to `done`.
-    reported: u64,
-}
-
-impl Progress for SharedBar<'_> {
-    fn fraction(&mut self, done: f64) {
-        let now = (done.clamp(0.0, 1.0) * 1000.0) as u64;
-        if now > self.reported {
-            let delta = now - self.reported;
-            let before = self.done.fetch_add(delta, Ordering::Relaxed);
-            self.reported = now;
-            self.bar.set_position(before + delta);
-        }
-    }
-    fn note(&mut self, line: &str) {
-        if self.bar.is_hidden() {
-            eprintln!("{line}");
-        } else {
-            self.bar.println(line);
-        }
-    }
 }
 
 fn print_table(s: &report::Summary) {

@@ -290,11 +290,23 @@ fn kernel_runs_refuse_clearly() {
     assert!(!out.status.success() && err.contains("needs root"), "{err}");
     // A link that does not exist.
     let e3 = e3.to_str().unwrap();
-    let err = refused_run(&[e3, "--backend", "kernel", "--pcap", "nowhere"]);
+    let out = std::env::temp_dir().join(format!("mptcp-lab-refused-{}", std::process::id()));
+    let out_arg = out.to_str().unwrap();
+    let err = refused_run(&[
+        e3,
+        "--backend",
+        "kernel",
+        "--pcap",
+        "nowhere",
+        "--out",
+        out_arg,
+    ]);
     assert!(
         err.contains("--pcap nowhere: no such link; links are"),
         "{err}"
     );
+    // A run that made nothing leaves no results folder behind.
+    assert!(!out.exists(), "{} was left behind", out.display());
     // A sysctl that is not per namespace is refused before anything is made; one this
     // kernel does not have fails the run once its hosts exist, and they are removed.
     let err = refused_run(&[e3, "--backend", "kernel", "--sysctl", "kernel.panic=1"]);

@@ -2,6 +2,7 @@
 //! length over time. Generic over the packet type, as the link model is.
 
 use crate::Measured;
+use net::fabric::{RouteId, RouteTable};
 use net::{LinkDir, Packet};
 use scenario::Scenario;
 use scenario::metrics::{Entity, LinkSide, Metric, Quantity};
@@ -17,8 +18,9 @@ pub struct LinkMeter {
     warm: Vec<(u64, u64)>,
     capacity_bits: Vec<f64>,
     capacity_since: Vec<u64>,
-    /// Payload bytes first received, after the warm-up, over routes that cross each
-    /// direction: the direction's goodput (MATCP's per-path goodput).
+    /// Payload bytes first received after the warm-up, per route (index: `RouteId`): one
+    /// addition per segment; each direction's goodput (MATCP's per-path goodput) is the sum
+    /// over the routes that cross it, at the end.
     received: Vec<u64>,
 }
 
@@ -34,7 +36,7 @@ impl LinkMeter {
             warm: vec![(0, 0); ndirs],
             capacity_bits: vec![0.0; ndirs],
             capacity_since: vec![warmup; ndirs],
-            received: vec![0; ndirs],
+            received: Vec::new(),
         }
     }
 
@@ -46,14 +48,27 @@ impl LinkMeter {
         }
     }
 
-    /// `bytes` of new payload arrived at `now` over the route through `hops`.
-    pub fn received(&mut self, now: u64, hops: &[DirId], bytes: u64) {
+    /// `bytes` of new payload arrived at `now` over `route`.
+    pub fn received(&mut self, now: u64, route: RouteId, bytes: u64) {
         if now < self.warmup {
             return;
         }
-        for d in hops {
-            self.received[d.index()] += bytes;
+        let r = route.0 as usize;
+        if r >= self.received.len() {
+            self.received.resize(r + 1, 0);
         }
+        self.received[r] += bytes;
+    }
+
+    /// Payload bytes received over each direction: the sum over the routes crossing it.
+    fn received_per_dir(&self, ndirs: usize, routes: &RouteTable) -> Vec<u64> {
+        let mut per_dir = vec![0; ndirs];
+        for (r, &bytes) in self.received.iter().enumerate() {
+            for d in routes.hops(RouteId(r as u32)) {
+                per_dir[d.index()] += bytes;
+            }
+        }
+        per_dir
     }
 
     pub fn warmup<P: Packet>(&mut self, now: u64, links: &[LinkDir<P>]) {
@@ -78,8 +93,16 @@ impl LinkMeter {
 
     /// Utilisation, drops and mean queue of every direction that carried traffic, and its
     /// queue series. Call once the links are synced to the end of the run.
-    pub fn finish<P: Packet>(mut self, sc: &Scenario, links: &[LinkDir<P>]) -> Measured {
+    /// With `routes` (the backend reported received payload per route), also each
+    /// direction's goodput and its share of capacity; without, those are not given.
+    pub fn finish<P: Packet>(
+        mut self,
+        sc: &Scenario,
+        links: &[LinkDir<P>],
+        routes: Option<&RouteTable>,
+    ) -> Measured {
         let mut out = Measured::default();
+        let received = routes.map(|r| self.received_per_dir(links.len(), r));
         for (d, l) in links.iter().enumerate() {
             if l.stats.arrived_pkts == 0 {
                 continue;
@@ -99,13 +122,15 @@ impl LinkMeter {
             let sent = l.stats.tx_bytes - self.warm[d].0;
             out.metrics
                 .insert(metric(Quantity::Utilisation), share(sent));
-            out.metrics
-                .insert(metric(Quantity::GoodputShare), share(self.received[d]));
-            let measured_s = self.end.saturating_sub(self.warmup) as f64 / 1e9;
-            out.metrics.insert(
-                metric(Quantity::GoodputMbps),
-                crate::mbps(self.received[d], measured_s),
-            );
+            if let Some(received) = &received {
+                out.metrics
+                    .insert(metric(Quantity::GoodputShare), share(received[d]));
+                let measured_s = self.end.saturating_sub(self.warmup) as f64 / 1e9;
+                out.metrics.insert(
+                    metric(Quantity::GoodputMbps),
+                    crate::mbps(received[d], measured_s),
+                );
+            }
             out.metrics.insert(
                 metric(Quantity::Drops),
                 (l.stats.drops() - self.warm[d].1) as f64,

@@ -2,7 +2,8 @@
 //! Written into a sibling folder of this process's own (`.<name>.partial-<pid>`, marked as
 //! ours) and moved into place at the end, so a folder that exists is always complete. A
 //! folder is replaced only if it is a results folder this program wrote (or empty), and
-//! then in one atomic exchange; nothing else is ever removed.
+//! then in one atomic exchange; nothing else is ever removed. (`run` writes campaign folders,
+//! task by task, through the `campaign` crate; `soak` writes here.)
 
 use crate::summary::Summary;
 use anyhow::{Context, Result, bail};
@@ -45,8 +46,21 @@ pub fn check_out(out: &Path) -> Result<()> {
     Ok(())
 }
 
-/// A folder holding a `summary.json` in this program's format.
+/// A folder holding a `summary.json` in this program's format, or a campaign folder
+/// (`campaign.json` of this program: a run that has not finished yet).
 fn is_results_folder(dir: &Path) -> bool {
+    is_campaign_folder(dir) || has_summary(dir)
+}
+
+fn is_campaign_folder(dir: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(dir.join("campaign.json")) else {
+        return false;
+    };
+    serde_json::from_str::<serde_json::Value>(&text)
+        .is_ok_and(|v| v.get("program").and_then(serde_json::Value::as_str) == Some("mptcp-lab"))
+}
+
+fn has_summary(dir: &Path) -> bool {
     let Ok(text) = std::fs::read_to_string(dir.join("summary.json")) else {
         return false;
     };
@@ -149,7 +163,13 @@ fn partial_path(out: &Path) -> PathBuf {
 
 /// Long format, one row per point: `time_s,series,entity,value` (empty value: no data).
 pub fn write_series(path: &Path, series: &[Series]) -> Result<()> {
-    let mut w = csv::Writer::from_path(path)?;
+    let file = std::fs::File::create(path)?;
+    write_series_to(std::io::BufWriter::new(file), series)
+}
+
+/// [`write_series`] into any writer.
+pub fn write_series_to(out: impl std::io::Write, series: &[Series]) -> Result<()> {
+    let mut w = csv::Writer::from_writer(out);
     w.write_record(["time_s", "series", "entity", "value"])?;
     for s in series {
         for (t, v) in s.times_s.iter().zip(&s.values) {

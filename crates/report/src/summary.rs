@@ -192,11 +192,7 @@ pub fn summarize(variants: &[Scenario], runs: &[Vec<RunResult>], backend: &str) 
                 .map(|x| evaluate(x, &metrics))
                 .collect();
             VariantSummary {
-                name: if sc.variant.is_empty() {
-                    "default".into()
-                } else {
-                    sc.variant.clone()
-                },
+                name: sc.variant_name().to_string(),
                 dir: variant_dir(&sc.variant),
                 params: sc
                     .params

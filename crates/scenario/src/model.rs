@@ -242,6 +242,16 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// How the variant is named to a person: its `key=value,...`, or `default` when the
+    /// scenario has one variant.
+    pub fn variant_name(&self) -> &str {
+        if self.variant.is_empty() {
+            "default"
+        } else {
+            &self.variant
+        }
+    }
+
     pub fn dir_name(&self, dir: DirId) -> String {
         let l = &self.links[dir.link()];
         let (from, to) = (l.from_node(dir), l.to_node(dir));

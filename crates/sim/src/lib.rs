@@ -72,7 +72,7 @@ pub fn run(sc: &Scenario, seed: u64, mut progress: impl FnMut(f64)) -> RunResult
         ..
     } = world;
     let mut measured = meter.finish(sc, &slots, &fct);
-    measured.extend(link_meter.finish(sc, &fabric.links));
+    measured.extend(link_meter.finish(sc, &fabric.links, Some(&fabric.routes)));
     let measure::Measured {
         metrics,
         flow_goodput_mbps,

@@ -408,8 +408,7 @@ impl<'s> World<'s> {
                         .as_ref()
                         .and_then(|s| s.path(subflow.index()))
                     {
-                        let hops = self.fabric.routes.hops(path.fwd);
-                        self.link_meter.received(self.now, hops, bytes);
+                        self.link_meter.received(self.now, path.fwd, bytes);
                     }
                 }
                 ServerEvent::Delivered { bytes } => {

@@ -1,8 +1,10 @@
 //! Generated scenarios, valid by construction (random topologies of one to three paths,
-//! rates from 100 kbit/s to 10 Gbit/s, delays, drop-tail and RED queues, random loss, TCP
-//! and MPTCP groups with every algorithm, bulk, file and on/off traffic, links going down,
-//! up and changing): each must load, run without a panic, and give sane metrics (finite,
-//! goodput no more than the paths carry, utilisation and Jain's index within [0, 1]).
+//! rates from 100 kbit/s to 10 Gbit/s, fixed or drawn delays, drop-tail and RED queues,
+//! random loss, TCP and MPTCP groups with every algorithm, fixed or drawn flow counts, window
+//! limits, with and without SACK, TCP groups picking among the paths with every MATCP
+//! selector, bulk, file and on/off traffic, links going down, up and changing): each must
+//! load, run without a panic, and give sane metrics (finite, goodput no more than the paths
+//! carry, utilisation, shares and Jain's index within [0, 1]).
 
 use proptest::prelude::*;
 use scenario::{LoadOptions, Scenario, load_str};
@@ -13,6 +15,8 @@ use std::path::Path;
 struct PathLink {
     rate_kbps: u64,
     delay_ms: u64,
+    /// Drawn uniformly in delay_ms +/- this, when not zero.
+    delay_spread_ms: u64,
     queue: String,
     loss: f64,
 }
@@ -22,7 +26,12 @@ struct Group {
     mptcp: bool,
     cc: &'static str,
     count: u32,
+    /// Drawn per run in count +/- this, when not zero (always at least one flow).
+    count_spread: u32,
     traffic: String,
+    /// Extra fields: `window_limit`, `sack`, and for TCP over several paths `paths` and
+    /// `select`.
+    options: String,
 }
 
 #[derive(Clone, Debug)]
@@ -36,6 +45,7 @@ fn path_link() -> impl Strategy<Value = PathLink> {
     (
         prop_oneof![100u64..10_000, 10_000u64..1_000_000, 1_000_000u64..10_000_000],
         0u64..200,
+        prop_oneof![3 => Just(0u64), 1 => 0u64..200],
         prop_oneof![
             (1u32..500).prop_map(|n| format!("{{ kind = \"droptail\", size = \"{n}pkt\" }}")),
             (3u32..20, 1u32..4).prop_map(|(min, k)| format!(
@@ -46,19 +56,57 @@ fn path_link() -> impl Strategy<Value = PathLink> {
         ],
         prop_oneof![3 => Just(0.0), 1 => 0.0..0.05],
     )
-        .prop_map(|(rate_kbps, delay_ms, queue, loss)| PathLink {
+        .prop_map(|(rate_kbps, delay_ms, spread, queue, loss)| PathLink {
             rate_kbps,
             delay_ms,
+            delay_spread_ms: spread.min(delay_ms),
             queue,
             loss,
         })
 }
 
-fn group() -> impl Strategy<Value = Group> {
+/// Every MATCP selector, with refresh constants from "every second choice" to "never".
+fn selector() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("{ kind = \"single-path\" }".to_string()),
+        Just("{ kind = \"weighted-rtt\" }".to_string()),
+        (
+            prop_oneof![Just("rtt"), Just("drops"), Just("rtt-variation")],
+            1u32..2000
+        )
+            .prop_map(|(kind, refresh)| format!("{{ kind = \"{kind}\", refresh = {refresh} }}")),
+        (1u32..50).prop_map(|refresh| format!(
+            "{{ kind = \"rtt-variation\", refresh = {refresh}, variation = \"rttvar\" }}"
+        )),
+    ]
+}
+
+fn options(paths: usize) -> impl Strategy<Value = (String, String)> {
+    (
+        prop_oneof![2 => Just(String::new()), 1 => (1u32..64).prop_map(|w| format!("window_limit = \"{w}pkt\"\n"))],
+        prop_oneof![3 => Just(String::new()), 1 => Just("sack = false\n".to_string())],
+        prop_oneof![1 => Just(None), 2 => selector().prop_map(Some)],
+    )
+        .prop_map(move |(window, sack, select)| {
+            let base = format!("{window}{sack}");
+            // `paths` and `select` are for TCP groups with at least two paths to pick from.
+            let select = match select {
+                Some(kind) if paths >= 2 => {
+                    let list: Vec<String> = (0..paths).map(|i| format!("[\"r{i}\"]")).collect();
+                    format!("paths = [{}]\nselect = {kind}\n", list.join(", "))
+                }
+                _ => String::new(),
+            };
+            (base, select)
+        })
+}
+
+fn group(paths: usize) -> impl Strategy<Value = Group> {
     (
         any::<bool>(),
         0usize..6,
         1u32..4,
+        prop_oneof![3 => Just(0u32), 1 => 0u32..4],
         prop_oneof![
             Just(String::new()),
             (1u32..2000)
@@ -67,20 +115,25 @@ fn group() -> impl Strategy<Value = Group> {
                 "traffic = {{ kind = \"onoff\", burst = \"{on}ms\", idle = \"{off}ms\" }}"
             )),
         ],
+        options(paths),
     )
-        .prop_map(|(mptcp, cc, count, traffic)| {
-            let ccs: &[&str] = if mptcp {
-                &["lia", "olia", "balia", "wvegas", "ewtcp", "fullycoupled"]
-            } else {
-                &["reno"]
-            };
-            Group {
-                mptcp,
-                cc: ccs[cc % ccs.len()],
-                count,
-                traffic,
-            }
-        })
+        .prop_map(
+            |(mptcp, cc, count, count_spread, traffic, (base, select))| {
+                let ccs: &[&str] = if mptcp {
+                    &["lia", "olia", "balia", "wvegas", "ewtcp", "fullycoupled"]
+                } else {
+                    &["reno"]
+                };
+                Group {
+                    mptcp,
+                    cc: ccs[cc % ccs.len()],
+                    count,
+                    count_spread: count_spread.min(count - 1),
+                    traffic,
+                    options: if mptcp { base } else { base + &select },
+                }
+            },
+        )
 }
 
 fn event(paths: usize, duration_ms: u64) -> impl Strategy<Value = Event> {
@@ -108,15 +161,17 @@ fn scenario() -> impl Strategy<Value = (String, u64)> {
         .prop_flat_map(|(paths, duration_ms)| {
             (
                 proptest::collection::vec(path_link(), paths),
-                proptest::collection::vec(group(), 1..4),
+                proptest::collection::vec(group(paths), 1..4),
                 proptest::collection::vec(event(paths, duration_ms), 0..3),
                 Just(duration_ms),
                 100u64..1000,
+                // The scenario's seed draws the links' delays.
+                0u64..1_000_000,
             )
         })
-        .prop_map(|(links, groups, events, duration_ms, interval_ms)| {
+        .prop_map(|(links, groups, events, duration_ms, interval_ms, draw_seed)| {
             let mut t = format!(
-                "[scenario]\nname = \"random\"\nduration = \"{duration_ms}ms\"\n\
+                "[scenario]\nname = \"random\"\nduration = \"{duration_ms}ms\"\nseed = {draw_seed}\n\
                  [[node]]\nname = \"src\"\nkind = \"host\"\n[[node]]\nname = \"dst\"\nkind = \"host\"\n"
             );
             for (i, l) in links.iter().enumerate() {
@@ -126,8 +181,11 @@ fn scenario() -> impl Strategy<Value = (String, u64)> {
                      [[link]]\nname = \"access{i}\"\na = \"src:p{i}\"\nb = \"r{i}\"\n\
                      rate = \"10Gbps\"\ndelay = \"1ms\"\n\
                      [[link]]\nname = \"path{i}\"\na = \"r{i}\"\nb = \"dst:p{i}\"\n\
-                     rate = \"{}kbps\"\ndelay = \"{}ms\"\nqueue = {}\nloss = {}\n",
-                    l.rate_kbps, l.delay_ms, l.queue, l.loss
+                     rate = \"{}kbps\"\ndelay = {}\nqueue = {}\nloss = {}\n",
+                    l.rate_kbps,
+                    delay(l),
+                    l.queue,
+                    l.loss
                 )
                 .unwrap();
             }
@@ -135,11 +193,12 @@ fn scenario() -> impl Strategy<Value = (String, u64)> {
                 write!(
                     t,
                     "[[flow]]\nname = \"g{i}\"\nprotocol = \"{}\"\ncc = \"{}\"\ncount = {}\n\
-                     from = \"src\"\nto = \"dst\"\nstagger = \"10ms\"\n{}\n",
+                     from = \"src\"\nto = \"dst\"\nstagger = \"10ms\"\n{}\n{}",
                     if g.mptcp { "mptcp" } else { "tcp" },
                     g.cc,
-                    g.count,
-                    g.traffic
+                    count(g),
+                    g.traffic,
+                    g.options
                 )
                 .unwrap();
             }
@@ -162,13 +221,32 @@ fn scenario() -> impl Strategy<Value = (String, u64)> {
         })
 }
 
+fn delay(l: &PathLink) -> String {
+    if l.delay_spread_ms == 0 {
+        format!("\"{}ms\"", l.delay_ms)
+    } else {
+        format!(
+            "{{ mean = \"{}ms\", spread = \"{}ms\" }}",
+            l.delay_ms, l.delay_spread_ms
+        )
+    }
+}
+
+fn count(g: &Group) -> String {
+    if g.count_spread == 0 {
+        g.count.to_string()
+    } else {
+        format!("{{ mean = {}, spread = {} }}", g.count, g.count_spread)
+    }
+}
+
 fn load(text: &str) -> Scenario {
     load_str(text, Path::new("random.toml"), &LoadOptions::default())
         .unwrap_or_else(|e| panic!("a valid scenario was refused:\n{e}\n{text}"))
         .remove(0)
 }
 
-/// 48 cases in CI; `PROPTEST_CASES=5000` for a longer campaign.
+/// 48 cases in CI; `PROPTEST_CASES=10000` for the campaign docs/robustness.md reports.
 fn cases() -> u32 {
     std::env::var("PROPTEST_CASES")
         .ok()
@@ -198,7 +276,7 @@ proptest! {
             if name.ends_with(".goodput_mbps") && name.starts_with("group.") && !name.contains(".sf") {
                 prop_assert!(v <= capacity_mbps * 1.001, "{name} = {v} > {capacity_mbps}\n{text}");
             }
-            if name.ends_with(".utilisation") {
+            if name.ends_with(".utilisation") || name.ends_with(".goodput_share") {
                 prop_assert!(v <= 1.0 + 1e-9, "{name} = {v}\n{text}");
             }
             if name.ends_with(".jain") {

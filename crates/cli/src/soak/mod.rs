@@ -110,7 +110,7 @@ pub fn soak(args: &SoakArgs) -> Result<bool> {
     session.prepare(&long)?;
     let registered = session.registered_struct_ops();
     let watch = Monitor::start(std::time::Duration::from_nanos(every.nanos()));
-    let bar = crate::run::progress_bar(1);
+    let bar = crate::execute::progress_bar(1);
     let run = session.run(&long, args.seed, Vec::new(), &[], |f| {
         bar.set_position((f * 1000.0) as u64)
     });

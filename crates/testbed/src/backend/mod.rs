@@ -7,7 +7,7 @@ mod agents;
 mod sampler;
 pub mod session;
 
-pub use session::{KernelBackend, KernelSession};
+pub use session::{KernelBackend, KernelSession, unsupported};
 
 use crate::emu::{EmuConfig, EmuReport};
 use crate::network::Network;

@@ -54,6 +54,36 @@ fn kernel_algorithms() -> Vec<String> {
     names
 }
 
+/// Why this kernel cannot run `sc`, if it cannot: an algorithm with neither an eBPF
+/// program of ours nor a kernel implementation, or path selection by a learning selector.
+pub fn unsupported(sc: &Scenario) -> Option<String> {
+    // Single path is a fixed route; the others decide per connection from what earlier
+    // connections measured, which needs programs in the kernel's connect path.
+    if let Some(f) = sc.flows.iter().find(|f| {
+        f.select
+            .as_ref()
+            .is_some_and(|s| s.kind != SelectorKind::SinglePath)
+    }) {
+        return Some(format!(
+            "flow group `{}` selects its path per connection (MATCP); the kernel backend runs only `single-path` so far",
+            f.name
+        ));
+    }
+    let kernel = kernel_algorithms();
+    let missing: Vec<&str> = sc
+        .flows
+        .iter()
+        .map(|f| f.cc.name())
+        .filter(|cc| Algorithm::parse(cc).is_err() && !kernel.iter().any(|k| k == cc))
+        .collect();
+    (!missing.is_empty()).then(|| {
+        format!(
+            "no kernel implementation of {} (eBPF programs exist for lia, olia, balia, wvegas)",
+            missing.join(", ")
+        )
+    })
+}
+
 impl KernelSession {
     pub fn start() -> Result<KernelSession> {
         check_machine()?;
@@ -77,34 +107,9 @@ impl KernelSession {
         })
     }
 
-    /// Why this kernel cannot run `sc`, if it cannot: an algorithm with neither an eBPF
-    /// program of ours nor a kernel implementation, or path selection by a learning selector.
+    /// Why this kernel cannot run `sc`, if it cannot (see [`unsupported`]).
     pub fn unsupported(&self, sc: &Scenario) -> Option<String> {
-        // Single path is a fixed route; the others decide per connection from what earlier
-        // connections measured, which needs programs in the kernel's connect path.
-        if let Some(f) = sc.flows.iter().find(|f| {
-            f.select
-                .as_ref()
-                .is_some_and(|s| s.kind != SelectorKind::SinglePath)
-        }) {
-            return Some(format!(
-                "flow group `{}` selects its path per connection (MATCP); the kernel backend runs only `single-path` so far",
-                f.name
-            ));
-        }
-        let kernel = kernel_algorithms();
-        let missing: Vec<&str> = sc
-            .flows
-            .iter()
-            .map(|f| f.cc.name())
-            .filter(|cc| Algorithm::parse(cc).is_err() && !kernel.iter().any(|k| k == cc))
-            .collect();
-        (!missing.is_empty()).then(|| {
-            format!(
-                "no kernel implementation of {} (eBPF programs exist for lia, olia, balia, wvegas)",
-                missing.join(", ")
-            )
-        })
+        unsupported(sc)
     }
 
     /// The kernel ids of the struct_ops maps this session registered (to check, after it is
@@ -207,11 +212,7 @@ impl Backend for KernelBackend {
             .session
             .run(sc, seed, captures, &self.sysctls, |f| progress.fraction(f))?;
         let e = &run.emulator;
-        let variant = if sc.variant.is_empty() {
-            "default"
-        } else {
-            &sc.variant
-        };
+        let variant = sc.variant_name();
         let mut result = run.result;
         let health = result.emulator.clone().unwrap_or_default();
         progress.note(&format!(

@@ -423,7 +423,9 @@ impl Emulator {
     fn finish(mut self, end: Nanos) -> Result<EmuReport> {
         self.fabric.sync_stats(end);
         let links = self.fabric.links.iter().map(|l| l.stats.clone()).collect();
-        let measured = self.meter.finish(&self.sc, &self.fabric.links);
+        // Received payload per route is the simulator's to count (the kernel's receivers are
+        // counted per flow by the agents): no per-link goodput here rather than zeros.
+        let measured = self.meter.finish(&self.sc, &self.fabric.links, None);
         // Read before the devices close with the emulator.
         let mut not_read = 0;
         let mut dropped_on_arrival = 0;
