@@ -186,3 +186,4 @@ impl PacketStore {
 }
 
 const _: () = assert!(std::mem::size_of::<Packet>() == 64);
+const _: () = assert!(std::mem::size_of::<InFlight>() == 12);
