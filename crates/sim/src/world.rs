@@ -263,7 +263,7 @@ impl<'s> World<'s> {
             let client = flows[i].conn.and_then(|c| conns[c.index()].client.as_ref());
             match client.and_then(|c| c.subflows().get(k)) {
                 Some(sf) if sf.is_established() => (
-                    sf.tx.cwnd as f32,
+                    sf.tx.cwnd() as f32,
                     if sf.tx.rtt.srtt > 0 {
                         sf.tx.rtt.srtt as f32 / 1e6
                     } else {

@@ -65,7 +65,9 @@ impl DataSender {
         let n = ack - self.una;
         self.una = ack.min(self.nxt);
         self.peer_window = window;
-        if n > 0 {
+        // Forget the reinjections now acknowledged (usually there are none: no set is
+        // split, nothing allocated, per data ACK).
+        if self.reinjected.first().is_some_and(|&d| d < self.una) {
             self.reinjected = self.reinjected.split_off(&self.una);
         }
         n
