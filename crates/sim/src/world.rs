@@ -61,14 +61,6 @@ struct EndTimer {
 #[repr(align(64))]
 struct ConnTimers([EndTimer; 2]);
 
-/// What `World::prefetch_pipe` loads for a packet, a step further each time it is called.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Stage {
-    Endpoint,
-    Subflow,
-    Board,
-}
-
 /// Which endpoints of a connection acted (and may have packets, events or a new deadline).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Acted {
@@ -209,29 +201,21 @@ impl<'s> World<'s> {
     }
 
     /// Starts loading what the next packets out of a pipe will need, one step per packet
-    /// further ahead (each step reads only what an earlier call asked for): a packet
-    /// itself; the next one's endpoint (beyond `WIDE_PREFETCH_CONNECTIONS`: all of it, its
-    /// connection's timers and flow); the next one's subflow (and its flow's counters);
-    /// and, beyond `WIDE_PREFETCH_CONNECTIONS`, one step more: the scoreboard entries an
-    /// ACK reads (on the heap, apart from the subflow). At tens of thousands of
-    /// connections these are cache misses, and waiting for each in turn was a third of
-    /// the time per hop.
+    /// further ahead (each step reads only what an earlier call asked for): the third
+    /// packet itself; the second's endpoint (beyond `WIDE_PREFETCH_CONNECTIONS`: all of it,
+    /// its connection's timers and flow); the first's subflow (and its flow's counters).
+    /// At tens of thousands of connections these are cache misses, and waiting for each in
+    /// turn was a third of the time per hop.
     #[inline]
     fn prefetch_pipe(&self, dir: DirId) {
-        let wide = self.conns.len() >= WIDE_PREFETCH_CONNECTIONS;
-        let stages: &[(usize, Stage)] = if wide {
-            &[(2, Stage::Endpoint), (1, Stage::Subflow), (0, Stage::Board)]
-        } else {
-            &[(1, Stage::Endpoint), (0, Stage::Subflow)]
-        };
-        if let Some(first) = self
+        if let Some(third) = self
             .fabric
-            .ahead(dir, stages.len())
+            .ahead(dir, 2)
             .and_then(|p| self.packets.get(p.id))
         {
-            net::prefetch(first);
+            net::prefetch(third);
         }
-        for &(ahead, stage) in stages {
+        for (ahead, deep) in [(1, false), (0, true)] {
             let Some(&next) = self.fabric.ahead(dir, ahead) else {
                 continue;
             };
@@ -246,8 +230,9 @@ impl<'s> World<'s> {
                 continue;
             };
             let subflow = pkt.subflow.index();
-            match (pkt.kind.to_server(), stage) {
-                (to_server, Stage::Endpoint) if wide => {
+            let wide = self.conns.len() >= WIDE_PREFETCH_CONNECTIONS;
+            match (pkt.kind.to_server(), deep) {
+                (to_server, false) if wide => {
                     if to_server {
                         net::prefetch_lines(&slot.server);
                     } else {
@@ -258,20 +243,15 @@ impl<'s> World<'s> {
                         net::prefetch(timers);
                     }
                 }
-                (true, Stage::Endpoint) => net::prefetch(&slot.server),
-                (false, Stage::Endpoint) => net::prefetch(&slot.client),
-                (true, Stage::Subflow) => {
+                (true, false) => net::prefetch(&slot.server),
+                (false, false) => net::prefetch(&slot.client),
+                (true, true) => {
                     slot.server.iter().for_each(|e| e.prefetch(subflow));
                     if wide {
                         self.meter.prefetch(slot.flow.index());
                     }
                 }
-                (false, Stage::Subflow) => slot.client.iter().for_each(|e| e.prefetch(subflow)),
-                (true, Stage::Board) => {}
-                (false, Stage::Board) => slot
-                    .client
-                    .iter()
-                    .for_each(|e| e.prefetch_board(subflow, pkt)),
+                (false, true) => slot.client.iter().for_each(|e| e.prefetch(subflow)),
             }
         }
     }

@@ -128,15 +128,6 @@ impl Client {
         }
     }
 
-    /// Starts loading subflow `s`'s scoreboard where `ack` will read it (one step after
-    /// `prefetch`, which loads the subflow).
-    #[inline]
-    pub fn prefetch_board(&self, s: usize, ack: &Packet) {
-        if let Some(sf) = self.subflows.get(s) {
-            sf.tx.prefetch_board(ack.seq, ack.sack[0].0);
-        }
-    }
-
     pub fn poll_timeout(&self) -> Option<Nanos> {
         self.timers.next()
     }

@@ -195,24 +195,6 @@ impl Sender {
         self.board[(seq - self.snd_una) as usize].dsn
     }
 
-    /// Starts loading the scoreboard entries an ACK of `ack` with a first SACK block
-    /// starting at offset `sack` (0: none) reads: the oldest outstanding segment, which it
-    /// may acknowledge, and the block's first segment. The scoreboard is on the heap, a
-    /// cache miss per ACK at thousands of connections.
-    #[inline]
-    pub fn prefetch_board(&self, ack: u64, sack: u32) {
-        if let Some(first) = self.board.front() {
-            net::prefetch(first);
-        }
-        if sack > 0
-            && let Some(seg) = (ack + sack as u64)
-                .checked_sub(self.snd_una)
-                .and_then(|i| self.board.get(i as usize))
-        {
-            net::prefetch(seg);
-        }
-    }
-
     /// The window has room for one more segment in the network.
     pub fn has_room(&self) -> bool {
         self.pipe() < self.send_window()
