@@ -1,8 +1,9 @@
 //! The simulated packet, and what the fabric carries of it.
 //!
 //! An endpoint makes a [`Packet`] (headers, sequence numbers, SACK blocks: 64 bytes, one cache line); the
-//! world files it in a [`PacketStore`] and hands the fabric an [`InFlight`] of 12 bytes: the
-//! packet's place in the store, its routing header and its size, all a link needs. Only
+//! world files it in a [`PacketStore`] and hands the fabric an [`InFlight`] of 12 bytes (the
+//! routing header is packed to six): the packet's place in the store, its routing header
+//! and its size, all a link needs (a link's slot, with two times, is 32 bytes). Only
 //! that moves from queue to queue, hop after hop; the packet itself is written once and
 //! read once, by the endpoint it reaches. Freed places are reused, so a run in its steady
 //! state allocates nothing per packet.
