@@ -6,7 +6,10 @@ pub struct Lia;
 
 /// alpha = W * max_r (w_r / tau_r^2) / (sum_r w_r / tau_r)^2  (RFC 6356 section 3).
 pub fn lia_alpha(subflows: &[SubflowView]) -> f64 {
-    let c = Coupling::of(subflows);
+    alpha_of(&Coupling::of(subflows))
+}
+
+fn alpha_of(c: &Coupling) -> f64 {
     if c.n == 0 {
         return 1.0;
     }
@@ -19,7 +22,8 @@ pub fn lia_alpha(subflows: &[SubflowView]) -> f64 {
 pub fn lia_increase_per_packet(subflows: &[SubflowView], r: usize) -> f64 {
     let c = Coupling::of(subflows);
     let w = subflows[r].cwnd.max(1.0);
-    (lia_alpha(subflows) / c.total_cwnd).min(1.0 / w)
+    // The coupling once (its divisions per subflow are most of an ACK's cost here).
+    (alpha_of(&c) / c.total_cwnd).min(1.0 / w)
 }
 
 impl CongestionControl for Lia {

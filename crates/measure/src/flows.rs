@@ -14,16 +14,56 @@ pub struct FlowMeter {
     interval: u64,
     warmup: u64,
     end: u64,
+    /// Per flow, bytes delivered in each interval (but for the bin each flow is filling,
+    /// kept in its `FlowCounters` until the flow moves on to another bin).
     bins: Vec<Vec<u64>>,
-    measured_bytes: Vec<u64>,
-    /// Per flow, per subflow: payload bytes first received on it in the measured window.
-    subflow_bytes: Vec<Vec<u64>>,
-    /// Per flow, the span over which its mean goodput is taken.
-    windows: Vec<(u64, u64)>,
+    /// The index of each flow's last bin.
+    last_bin: u64,
+    /// Per flow, what every packet it delivers updates: together, so that a packet costs
+    /// one cache miss here rather than one per array at thousands of flows.
+    counters: Vec<FlowCounters>,
+    /// The subflow counters of flows with more than `INLINE_SUBFLOWS` subflows, past those
+    /// (flow `i`'s from `counters[i].more`).
+    more_subflow_bytes: Vec<u64>,
     trace_times: Vec<f64>,
     /// Per flow, per subflow.
     cwnd: Vec<Vec<Vec<f32>>>,
     rtt_ms: Vec<Vec<Vec<f32>>>,
+}
+
+/// Subflow counters kept in a flow's `FlowCounters` (MPTCP's usual two; more spill over).
+const INLINE_SUBFLOWS: usize = 2;
+
+/// One flow's counters, in one cache line.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(align(64))]
+struct FlowCounters {
+    /// The span over which its mean goodput is taken.
+    window: (u64, u64),
+    /// Bytes delivered in that span.
+    measured_bytes: u64,
+    /// The bytes delivered in the goodput bin the flow is filling (`bin`), not yet added
+    /// to `FlowMeter::bins`.
+    bin_bytes: u64,
+    bin: u32,
+    /// Its subflows, and where those past the inline ones are in
+    /// `FlowMeter::more_subflow_bytes`.
+    subflows: u32,
+    more: u32,
+    /// Per subflow: payload bytes first received on it in the measured window.
+    subflow_bytes: [u64; INLINE_SUBFLOWS],
+}
+
+impl FlowCounters {
+    fn subflow_bytes<'a>(&'a mut self, more: &'a mut [u64], k: usize) -> Option<&'a mut u64> {
+        if k >= self.subflows as usize {
+            return None;
+        }
+        match k.checked_sub(INLINE_SUBFLOWS) {
+            None => Some(&mut self.subflow_bytes[k]),
+            Some(j) => more.get_mut(self.more as usize + j),
+        }
+    }
 }
 
 /// Subflows per connection of group `g`.
@@ -37,7 +77,8 @@ impl FlowMeter {
         let end = sc.duration.nanos();
         let warmup = sc.measure.warmup.nanos();
         let nbins = end.div_ceil(interval) as usize;
-        let windows = flows
+        let mut spilled = 0;
+        let counters = flows
             .iter()
             .map(|f| {
                 let from = match sc.flows[f.group].traffic {
@@ -45,7 +86,15 @@ impl FlowMeter {
                     TrafficSpec::Onoff { .. } => warmup,
                     _ => f.start.max(warmup),
                 };
-                (from, f.stop.min(end))
+                let n = subflows(sc, f.group);
+                let more = spilled;
+                spilled += n.saturating_sub(INLINE_SUBFLOWS);
+                FlowCounters {
+                    window: (from, f.stop.min(end)),
+                    subflows: n as u32,
+                    more: more as u32,
+                    ..FlowCounters::default()
+                }
             })
             .collect();
         let per_subflow = || -> Vec<Vec<Vec<f32>>> {
@@ -59,12 +108,9 @@ impl FlowMeter {
             warmup,
             end,
             bins: vec![vec![0; nbins]; flows.len()],
-            measured_bytes: vec![0; flows.len()],
-            subflow_bytes: flows
-                .iter()
-                .map(|f| vec![0; subflows(sc, f.group)])
-                .collect(),
-            windows,
+            last_bin: nbins.saturating_sub(1) as u64,
+            counters,
+            more_subflow_bytes: vec![0; spilled],
             trace_times: Vec::new(),
             cwnd: per_subflow(),
             rtt_ms: per_subflow(),
@@ -73,22 +119,48 @@ impl FlowMeter {
 
     /// New data arrived on subflow `k` of `flow` (counted once, not for duplicates).
     pub fn subflow_received(&mut self, now: u64, flow: usize, k: usize, bytes: u64) {
-        let (from, to) = self.windows[flow];
+        let c = &mut self.counters[flow];
+        let (from, to) = c.window;
         if now >= from
             && now <= to
-            && let Some(b) = self.subflow_bytes[flow].get_mut(k)
+            && let Some(b) = c.subflow_bytes(&mut self.more_subflow_bytes, k)
         {
             *b += bytes;
         }
     }
 
+    /// Starts loading what a packet of `flow` will update (a hint: at thousands of flows
+    /// these are cache misses).
+    #[inline]
+    pub fn prefetch(&self, flow: usize) {
+        if let Some(c) = self.counters.get(flow) {
+            net::prefetch(c);
+        }
+    }
+
     /// `bytes` reached the receiving application of `flow` at `now`.
     pub fn delivered(&mut self, now: u64, flow: usize, bytes: u64) {
-        let bin = ((now / self.interval) as usize).min(self.bins[flow].len().saturating_sub(1));
-        self.bins[flow][bin] += bytes;
-        let (from, to) = self.windows[flow];
+        let bin = (now / self.interval).min(self.last_bin) as u32;
+        let c = &mut self.counters[flow];
+        if bin != c.bin {
+            // The flow moves on to another bin: the one it was filling is complete (a
+            // sum, so in whatever order it is added up it is the same).
+            self.bins[flow][c.bin as usize] += std::mem::take(&mut c.bin_bytes);
+            c.bin = bin;
+        }
+        c.bin_bytes += bytes;
+        let (from, to) = c.window;
         if now >= from && now <= to {
-            self.measured_bytes[flow] += bytes;
+            c.measured_bytes += bytes;
+        }
+    }
+
+    /// Adds every flow's bin in progress to `bins` (before reading them).
+    fn settle_bins(&mut self) {
+        for (bins, c) in self.bins.iter_mut().zip(&mut self.counters) {
+            if let Some(b) = bins.get_mut(c.bin as usize) {
+                *b += std::mem::take(&mut c.bin_bytes);
+            }
         }
     }
 
@@ -151,6 +223,7 @@ impl FlowMeter {
     /// Group and flow metrics and series. `fct_s[i]`: flow `i`'s completion time, if it
     /// was a finite transfer that completed.
     pub fn finish(mut self, sc: &Scenario, flows: &[FlowSlot], fct_s: &[Option<f64>]) -> Measured {
+        self.settle_bins();
         let mut out = Measured::default();
         let interval_s = self.interval as f64 / 1e9;
         let bin_times: Vec<f64> = (1..=self.bins.first().map_or(0, Vec::len))
@@ -163,8 +236,11 @@ impl FlowMeter {
             let goodputs: Vec<f64> = members
                 .iter()
                 .map(|&i| {
-                    let (a, b) = self.windows[i];
-                    mbps(self.measured_bytes[i], b.saturating_sub(a) as f64 / 1e9)
+                    let (a, b) = self.counters[i].window;
+                    mbps(
+                        self.counters[i].measured_bytes,
+                        b.saturating_sub(a) as f64 / 1e9,
+                    )
                 })
                 .collect();
             let entity = Entity::Group(group.name.clone());
@@ -183,8 +259,13 @@ impl FlowMeter {
                     let per_flow: Vec<f64> = members
                         .iter()
                         .map(|&i| {
-                            let (a, b) = self.windows[i];
-                            mbps(self.subflow_bytes[i][k], b.saturating_sub(a) as f64 / 1e9)
+                            let c = &mut self.counters[i];
+                            let (a, b) = c.window;
+                            let bytes = c.subflow_bytes(&mut self.more_subflow_bytes, k);
+                            mbps(
+                                *bytes.expect("k < subflows"),
+                                b.saturating_sub(a) as f64 / 1e9,
+                            )
                         })
                         .collect();
                     metrics.insert(

@@ -26,14 +26,32 @@ pub use queue::EventQueue;
 /// and its connection, that was last touched thousands of packets ago.)
 #[inline(always)]
 pub fn prefetch<T>(value: &T) {
+    prefetch_address((value as *const T).cast());
+}
+
+/// [`prefetch`] for every cache line `value` spans: a struct of several lines whose
+/// fields are read together.
+#[inline(always)]
+pub fn prefetch_lines<T>(value: &T) {
+    const LINE: usize = 64;
+    let start = (value as *const T).cast::<u8>();
+    let offset = start as usize % LINE;
+    let first_line = start.wrapping_sub(offset);
+    for k in 0..(offset + std::mem::size_of::<T>()).div_ceil(LINE) {
+        prefetch_address(first_line.wrapping_add(k * LINE));
+    }
+}
+
+#[inline(always)]
+fn prefetch_address(address: *const u8) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch reads nothing and cannot fault; the pointer comes from a reference.
+    // SAFETY: a prefetch reads nothing and cannot fault, whatever the address.
     unsafe {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        _mm_prefetch::<_MM_HINT_T0>((value as *const T).cast::<i8>());
+        _mm_prefetch::<_MM_HINT_T0>(address.cast::<i8>());
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = value;
+    let _ = address;
 }
 
 /// Time in nanoseconds; the caller's clock.

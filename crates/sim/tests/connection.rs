@@ -357,7 +357,7 @@ fn a_window_limited_flow_stops_at_its_limit_and_a_loss_halves_what_it_used() {
     let mut w = Wire::new(cfg, &[10], Box::new(mptcp_cc::Reno));
     let mut max_cwnd: f64 = 0.0;
     w.run_until(5000 * MS, |w| {
-        max_cwnd = max_cwnd.max(w.client.subflows()[0].tx.cwnd)
+        max_cwnd = max_cwnd.max(w.client.subflows()[0].tx.cwnd())
     });
     assert_eq!(max_cwnd, 16.0, "cwnd grows to the limit and no further");
     let lost_seq = w.client.subflows()[0].tx.snd_nxt;
@@ -371,7 +371,7 @@ fn a_window_limited_flow_stops_at_its_limit_and_a_loss_halves_what_it_used() {
     w.run_until(5200 * MS, |w| {
         let tx = &w.client.subflows()[0].tx;
         if tx.state == mptcp_cc::CaState::Recovery {
-            after_loss = after_loss.min(tx.cwnd);
+            after_loss = after_loss.min(tx.cwnd());
         }
     });
     assert_eq!(after_loss, 8.0, "half of the 16 packets it used");
@@ -386,7 +386,7 @@ fn a_receive_window_limited_flow_does_not_grow_its_window_unseen() {
     let mut w = Wire::new(cfg, &[10], Box::new(mptcp_cc::Reno));
     let mut max_cwnd: f64 = 0.0;
     w.run_until(20_000 * MS, |w| {
-        max_cwnd = max_cwnd.max(w.client.subflows()[0].tx.cwnd)
+        max_cwnd = max_cwnd.max(w.client.subflows()[0].tx.cwnd())
     });
     // Never more than 8 segments in flight, so the window may grow only in slow start and
     // to no more than twice that (tcp_is_cwnd_limited).

@@ -130,12 +130,13 @@ impl<E> Scan<E> {
 
     fn peek(&mut self) -> Option<(usize, Key)> {
         if self.earliest.is_none() {
+            // Without branches: which key is earliest changes from event to event, so a
+            // branch per key is mispredicted often.
             let (mut best, mut leaf) = (NONE, 0);
             for (k, &key) in self.keys.iter().enumerate() {
-                if key < best {
-                    best = key;
-                    leaf = k;
-                }
+                let earlier = key < best;
+                best = std::hint::select_unpredictable(earlier, key, best);
+                leaf = std::hint::select_unpredictable(earlier, k, leaf);
             }
             self.earliest = Some((leaf, best));
         }

@@ -2,7 +2,7 @@
 //! the path manager, the scheduler and the congestion control that couples the subflows.
 
 use super::subflow::{ClientSubflow, SubflowState};
-use super::timers::{TimerKind, TimerTable};
+use super::timers::TimerTable;
 use super::{ConnConfig, Path};
 use crate::ids::{ConnId, SubflowId};
 use crate::mptcp::{DataSender, PathManager, Scheduler, on_subflow_timeout};
@@ -81,7 +81,7 @@ impl Client {
             (Kind::Ack, SubflowState::PreEstablished) => {
                 // The server acknowledged the MP_JOIN's third ACK.
                 sf.state = SubflowState::Established;
-                self.timers.stop(s, TimerKind::Retransmit);
+                self.timers.stop(s);
                 self.on_ack(now, s, pkt);
             }
             (Kind::Ack, SubflowState::Established) => self.on_ack(now, s, pkt),
@@ -91,7 +91,7 @@ impl Client {
 
     /// Handles every timer due by `now`.
     pub fn handle_timeout(&mut self, now: Nanos) {
-        while let Some((s, _)) = self.timers.take_expired(now) {
+        while let Some(s) = self.timers.take_expired(now) {
             match self.subflows[s].state {
                 SubflowState::SynSent => self.retransmit_syn(s, now),
                 SubflowState::PreEstablished => {
@@ -124,8 +124,7 @@ impl Client {
     #[inline]
     pub fn prefetch(&self, s: usize) {
         if let Some(sf) = self.subflows.get(s) {
-            net::prefetch(sf);
-            net::prefetch(&sf.tx.rtt);
+            net::prefetch_lines(sf);
         }
     }
 
@@ -161,8 +160,7 @@ impl Client {
         let mut syn = Packet::control(self.id, SubflowId(s as u8), Kind::Syn, sf.path.fwd);
         syn.ts = now.max(1);
         self.control.push_back(syn);
-        self.timers
-            .set(s, TimerKind::Retransmit, now + sf.tx.rtt.rto());
+        self.timers.set(s, now + sf.tx.rtt.rto());
     }
 
     /// The SYN's timer fired: send it again with the timeout doubled, or give up.
@@ -189,7 +187,7 @@ impl Client {
         sf.handshake_retries = 0;
         if s == 0 {
             sf.state = SubflowState::Established;
-            self.timers.stop(s, TimerKind::Retransmit);
+            self.timers.stop(s);
         } else {
             sf.state = SubflowState::PreEstablished;
             self.send_join_ack(s, now);
@@ -201,8 +199,7 @@ impl Client {
         let mut ack = Packet::control(self.id, SubflowId(s as u8), Kind::JoinAck, sf.path.fwd);
         ack.ts = now.max(1);
         self.control.push_back(ack);
-        self.timers
-            .set(s, TimerKind::Retransmit, now + sf.tx.rtt.rto());
+        self.timers.set(s, now + sf.tx.rtt.rto());
     }
 
     /// An ACK on established subflow `s`.
@@ -243,9 +240,9 @@ impl Client {
         }
         let rto = now + self.subflows[s].tx.rtt.rto();
         match res.rto {
-            RtoUpdate::Restart => self.timers.set(s, TimerKind::Retransmit, rto),
-            RtoUpdate::Keep => self.timers.arm(s, TimerKind::Retransmit, rto),
-            RtoUpdate::Stop => self.timers.stop(s, TimerKind::Retransmit),
+            RtoUpdate::Restart => self.timers.set(s, rto),
+            RtoUpdate::Keep => self.timers.arm(s, rto),
+            RtoUpdate::Stop => self.timers.stop(s),
         }
         if first_data_ack && res.acked > 0 && s == 0 && self.mptcp {
             for k in self.path_manager.on_fully_established() {
@@ -264,7 +261,7 @@ impl Client {
         let rto = tx.rtt.rto();
         self.cc.set_state(s, CaState::Loss, una);
         on_subflow_timeout(&mut self.subflows, s, &mut self.data);
-        self.timers.set(s, TimerKind::Retransmit, now + rto);
+        self.timers.set(s, now + rto);
     }
 
     fn collect_views(&mut self) {
@@ -307,8 +304,7 @@ impl Client {
                 sf.tx.cwnd_validate();
             }
             if sent_here {
-                self.timers
-                    .arm(s, TimerKind::Retransmit, now + sf.tx.rtt.rto());
+                self.timers.arm(s, now + sf.tx.rtt.rto());
             }
         }
     }

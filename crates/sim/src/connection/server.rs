@@ -1,7 +1,7 @@
 //! The end that accepts subflows and receives: each subflow's receiver (reassembly, SACK,
 //! delayed ACKs), and the data level's reassembly into one shared receive buffer.
 
-use super::timers::{TimerKind, TimerTable};
+use super::timers::TimerTable;
 use super::{ConnConfig, Path};
 use crate::ids::{ConnId, SubflowId};
 use crate::mptcp::DataReceiver;
@@ -21,13 +21,19 @@ pub enum ServerEvent {
     Delivered { bytes: u64 },
 }
 
+/// One subflow as the server knows it: its routes, the TSval of its SYN, and its receiver
+/// once the SYN arrived. Together, since a segment on the subflow reads them all.
+struct ServerSubflow {
+    path: Path,
+    syn_ts: u64,
+    rx: Option<Receiver>,
+}
+
 pub struct Server {
     id: ConnId,
     delayed_ack: bool,
     sack: bool,
-    paths: Vec<Path>,
-    /// One receiver per subflow whose SYN arrived.
-    subflows: Vec<Option<Receiver>>,
+    subflows: Vec<ServerSubflow>,
     data: DataReceiver,
     /// The data sequence number and size of a segment shorter than the MSS: the last of
     /// a finite transfer.
@@ -37,15 +43,14 @@ pub struct Server {
     /// Subflows owed a SYN-ACK (with the TSval to echo) or an ACK, a bit each: the packets
     /// are made when polled, from the state then.
     syn_ack_due: u32,
-    syn_ts: Vec<u64>,
     ack_due: u32,
-    events: VecDeque<ServerEvent>,
+    events: Events,
 }
 
 impl Server {
     /// The path subflow `k` takes (`None` past the connection's paths).
     pub fn path(&self, k: usize) -> Option<Path> {
-        self.paths.get(k).copied()
+        self.subflows.get(k).map(|sf| sf.path)
     }
 
     /// Listens for the connection's subflows over `paths` (ACKs go back on `rev`).
@@ -54,16 +59,21 @@ impl Server {
             id,
             delayed_ack: cfg.delayed_ack,
             sack: cfg.sack,
-            paths: paths.to_vec(),
-            subflows: paths.iter().map(|_| None).collect(),
+            subflows: paths
+                .iter()
+                .map(|&path| ServerSubflow {
+                    path,
+                    syn_ts: 0,
+                    rx: None,
+                })
+                .collect(),
             data: DataReceiver::new(cfg.rcv_buffer_segs.max(1)),
             short_segment: None,
             delivered_bytes: 0,
             timers: TimerTable::default(),
             syn_ack_due: 0,
-            syn_ts: vec![0; paths.len()],
             ack_due: 0,
-            events: VecDeque::new(),
+            events: Events::default(),
         }
     }
 
@@ -74,22 +84,23 @@ impl Server {
         }
         match pkt.kind {
             Kind::Syn => {
-                if self.subflows[s].is_none() {
-                    self.subflows[s] = Some(Receiver::new(self.delayed_ack, self.sack));
+                let sf = &mut self.subflows[s];
+                if sf.rx.is_none() {
+                    sf.rx = Some(Receiver::new(self.delayed_ack, self.sack));
                 }
                 // A retransmitted SYN gets the SYN-ACK again.
                 self.syn_ack_due |= 1 << s;
-                self.syn_ts[s] = pkt.ts;
+                sf.syn_ts = pkt.ts;
             }
-            Kind::JoinAck if self.subflows[s].is_some() => self.send_ack(s),
-            Kind::Data if self.subflows[s].is_some() => self.on_data(now, s, pkt),
+            Kind::JoinAck if self.subflows[s].rx.is_some() => self.send_ack(s),
+            Kind::Data if self.subflows[s].rx.is_some() => self.on_data(now, s, pkt),
             _ => {}
         }
     }
 
     /// Sends the delayed ACKs due by `now`.
     pub fn handle_timeout(&mut self, now: Nanos) {
-        while let Some((s, _)) = self.timers.take_expired(now) {
+        while let Some(s) = self.timers.take_expired(now) {
             self.send_ack(s);
         }
     }
@@ -100,9 +111,10 @@ impl Server {
         if self.syn_ack_due != 0 {
             let s = self.syn_ack_due.trailing_zeros() as usize;
             self.syn_ack_due &= !(1 << s);
+            let sf = &self.subflows[s];
             let mut syn_ack =
-                Packet::control(self.id, SubflowId(s as u8), Kind::SynAck, self.paths[s].rev);
-            syn_ack.ts = self.syn_ts[s];
+                Packet::control(self.id, SubflowId(s as u8), Kind::SynAck, sf.path.rev);
+            syn_ack.ts = sf.syn_ts;
             return Some(syn_ack);
         }
         while self.ack_due != 0 {
@@ -118,10 +130,10 @@ impl Server {
     /// Starts loading the state a segment on subflow `s` reads (see `World::prefetch_pipe`).
     #[inline]
     pub fn prefetch(&self, s: usize) {
-        if let Some(Some(rx)) = self.subflows.get(s) {
-            net::prefetch(rx);
+        // The place, not what is in it: reading it would wait for the very load asked for.
+        if let Some(sf) = self.subflows.get(s) {
+            net::prefetch_lines(sf);
         }
-        net::prefetch(&self.data);
     }
 
     pub fn poll_timeout(&self) -> Option<Nanos> {
@@ -143,7 +155,7 @@ impl Server {
     }
 
     fn on_data(&mut self, now: Nanos, s: usize, pkt: &Packet) {
-        let rx = self.subflows[s].as_mut().expect("checked by the caller");
+        let rx = self.subflows[s].rx.as_mut().expect("checked by the caller");
         let res = rx.on_data(pkt.seq, pkt.ts);
         // Segments go up to the data level as they arrive: out-of-order data of a subflow
         // takes buffer space either way.
@@ -167,8 +179,7 @@ impl Server {
         if res.ack_now {
             self.send_ack(s);
         } else {
-            self.timers
-                .arm(s, TimerKind::DelayedAck, now + DELACK_TIMEOUT);
+            self.timers.arm(s, now + DELACK_TIMEOUT);
         }
     }
 
@@ -182,14 +193,15 @@ impl Server {
 
     /// Owes subflow `s` an ACK now (its delayed-ACK timer stops).
     fn send_ack(&mut self, s: usize) {
-        self.timers.stop(s, TimerKind::DelayedAck);
+        self.timers.stop(s);
         self.ack_due |= 1 << s;
     }
 
     fn make_ack(&mut self, s: usize) -> Option<Packet> {
         let (data_ack, rwnd) = (self.data.rcv_nxt, self.data.window());
-        let rx = self.subflows[s].as_mut()?;
-        let (ack, tsecr, sack) = rx.make_ack();
+        let sf = &mut self.subflows[s];
+        let rev = sf.path.rev;
+        let (ack, tsecr, sack) = sf.rx.as_mut()?.make_ack();
         let blocks = sack.iter().filter(|b| b.1 > b.0).count() as u16;
         Some(Packet {
             seq: ack,
@@ -198,7 +210,38 @@ impl Server {
             rwnd,
             sack,
             wire_bytes: HEADER_BYTES + if blocks > 0 { 4 + 8 * blocks } else { 0 },
-            ..Packet::control(self.id, SubflowId(s as u8), Kind::Ack, self.paths[s].rev)
+            ..Packet::control(self.id, SubflowId(s as u8), Kind::Ack, rev)
         })
+    }
+}
+
+/// The events not yet polled, in order. A driver that polls after every packet finds at
+/// most two (a segment's `Received` and `Delivered`): those are kept inline, in the server
+/// itself, where a queue on the heap was one more cache miss per segment at thousands of
+/// connections. More wait in `overflow`, for a driver that lets them pile up.
+#[derive(Default)]
+struct Events {
+    inline: [Option<ServerEvent>; 2],
+    overflow: VecDeque<ServerEvent>,
+}
+
+impl Events {
+    fn push_back(&mut self, ev: ServerEvent) {
+        // Inline only while nothing overflowed: every inline event is older than those.
+        let free = self.inline.iter_mut().find(|e| e.is_none());
+        match free {
+            Some(slot) if self.overflow.is_empty() => *slot = Some(ev),
+            _ => self.overflow.push_back(ev),
+        }
+    }
+
+    fn pop_front(&mut self) -> Option<ServerEvent> {
+        match self.inline[0].take() {
+            Some(ev) => {
+                self.inline[0] = self.inline[1].take();
+                Some(ev)
+            }
+            None => self.overflow.pop_front(),
+        }
     }
 }

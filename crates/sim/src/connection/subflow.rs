@@ -54,7 +54,7 @@ impl ClientSubflow {
     /// What the congestion control sees of this subflow.
     pub fn view(&self) -> SubflowView {
         SubflowView {
-            cwnd: self.tx.cwnd,
+            cwnd: self.tx.cwnd(),
             ssthresh: self.tx.ssthresh,
             srtt_s: self.tx.rtt.srtt_s(),
             established: self.is_established(),

@@ -24,16 +24,38 @@ impl Scheduler {
             // Plain TCP, or MPTCP with one path: nothing to choose.
             return subflows[0].can_send().then_some(0);
         }
-        let pick = |stale: bool| -> Option<usize> {
-            let ok = |i: usize| subflows[i].can_send() && subflows[i].stale == stale;
-            match self.kind {
-                SchedulerKind::LowestRtt => (0..n)
-                    .filter(|&i| ok(i))
-                    .min_by_key(|&i| subflows[i].tx.rtt.srtt),
-                SchedulerKind::RoundRobin => (0..n).map(|k| (self.turn + k) % n).find(|&i| ok(i)),
+        // One pass over the subflows for both choices (fresh, and stale as a fallback):
+        // the connection asks after every segment, and once more when none can send.
+        let chosen = match self.kind {
+            SchedulerKind::LowestRtt => {
+                // The first of the lowest, as `min_by_key` gives.
+                let mut best: [Option<(u64, usize)>; 2] = [None, None];
+                for (i, sf) in subflows.iter().enumerate() {
+                    if sf.can_send() {
+                        let b = &mut best[sf.stale as usize];
+                        let rtt = sf.tx.rtt.srtt;
+                        if b.is_none_or(|(r, _)| rtt < r) {
+                            *b = Some((rtt, i));
+                        }
+                    }
+                }
+                best[0].or(best[1]).map(|(_, i)| i)?
+            }
+            SchedulerKind::RoundRobin => {
+                let mut stale = None;
+                let mut fresh = None;
+                for i in (0..n).map(|k| (self.turn + k) % n) {
+                    if subflows[i].can_send() {
+                        if !subflows[i].stale {
+                            fresh = Some(i);
+                            break;
+                        }
+                        stale = stale.or(Some(i));
+                    }
+                }
+                fresh.or(stale)?
             }
         };
-        let chosen = pick(false).or_else(|| pick(true))?;
         self.turn = (chosen + 1) % n;
         Some(chosen)
     }

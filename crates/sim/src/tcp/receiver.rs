@@ -45,7 +45,9 @@ impl Receiver {
     }
 
     pub fn on_data(&mut self, seq: u64, ts: u64) -> DataResult {
-        if seq < self.rcv_nxt || self.ooo.contains(seq) {
+        // Everything held out of order lies above `rcv_nxt`: the next in-order segment
+        // need not look there.
+        if seq < self.rcv_nxt || (seq > self.rcv_nxt && self.ooo.contains(seq)) {
             return DataResult {
                 delivered: 0,
                 fresh: false,

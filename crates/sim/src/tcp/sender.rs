@@ -57,7 +57,11 @@ pub enum RtoUpdate {
 pub struct Sender {
     pub snd_una: u64,
     pub snd_nxt: u64,
-    pub cwnd: f64,
+    /// Segments; changed only through `set_cwnd` (and a timeout), which keep `window`.
+    cwnd: f64,
+    /// `cwnd` in whole segments, at least one: the send window, read several times per
+    /// packet (a saturating float-to-integer conversion is a dozen instructions).
+    window: u64,
     pub ssthresh: f64,
     pub state: CaState,
     recovery_point: u64,
@@ -93,10 +97,11 @@ pub struct Sender {
 
 impl Sender {
     pub fn new(sack: bool, cwnd_clamp: u64) -> Self {
-        Sender {
+        let mut s = Sender {
             snd_una: 0,
             snd_nxt: 0,
-            cwnd: INITIAL_CWND.min(cwnd_clamp.max(1) as f64),
+            cwnd: 0.0,
+            window: 1,
             ssthresh: f64::INFINITY,
             state: CaState::Open,
             recovery_point: 0,
@@ -116,7 +121,14 @@ impl Sender {
             sack,
             retransmits: 0,
             timeouts: 0,
-        }
+        };
+        s.set_cwnd(INITIAL_CWND.min(cwnd_clamp.max(1) as f64));
+        s
+    }
+
+    /// The congestion window, segments.
+    pub fn cwnd(&self) -> f64 {
+        self.cwnd
     }
 
     pub fn outstanding(&self) -> u64 {
@@ -131,13 +143,14 @@ impl Sender {
 
     /// The window the sender may fill, whole segments.
     pub fn send_window(&self) -> u64 {
-        (self.cwnd as u64).max(1)
+        self.window
     }
 
     /// Sets the congestion window, never below one segment nor above the clamp (as Linux's
     /// `tcp_snd_cwnd_set` callers apply `snd_cwnd_clamp`).
     pub fn set_cwnd(&mut self, cwnd: f64) {
         self.cwnd = cwnd.max(1.0).min(self.cwnd_clamp as f64);
+        self.window = (self.cwnd as u64).max(1);
     }
 
     /// Whether the window may grow now: Linux's `tcp_is_cwnd_limited()`.
@@ -189,7 +202,7 @@ impl Sender {
 
     /// The next lost segment to retransmit, if the window allows one.
     pub fn next_retransmit(&mut self) -> Option<u64> {
-        if !self.has_room() || self.lost_out <= self.retrans_out {
+        if self.lost_out <= self.retrans_out || !self.has_room() {
             return None;
         }
         self.retx_scan = self.retx_scan.max(self.snd_una);
@@ -355,6 +368,7 @@ impl Sender {
             self.ssthresh = ssthresh.max(1.0);
         }
         self.cwnd = 1.0;
+        self.window = 1;
         self.state = CaState::Loss;
         self.recovery_point = self.snd_nxt;
         self.lost_out = 0;
@@ -458,9 +472,9 @@ mod tests {
         assert!(!s.cwnd_limited());
         // In slow start it may, up to twice the largest flight of the window.
         s.ssthresh = f64::INFINITY;
-        s.cwnd = 3.0;
+        s.set_cwnd(3.0);
         assert!(s.cwnd_limited());
-        s.cwnd = 4.0;
+        s.set_cwnd(4.0);
         assert!(!s.cwnd_limited());
     }
 
