@@ -83,15 +83,21 @@ def main() -> None:
     def fresh() -> Path:
         return work / f"out{next(counter)}"
 
-    def local(jobs: int, scenario_files: list[Path], seeds: int):
-        return lambda: [
-            mptcp_lab.run(f, seeds=seeds, out=fresh(), jobs=jobs) for f in scenario_files
-        ]
+    tasks: dict[str, int] = {}
 
-    def on_dask(client: Client, scenario_files: list[Path], seeds: int):
-        return lambda: [
-            mptcp_lab.sweep(f, seeds=seeds, client=client, out=fresh()) for f in scenario_files
-        ]
+    def count(name: str, results: list[mptcp_lab.Results]) -> None:
+        tasks[name] = sum(r.ran or 0 for r in results)
+
+    def local(name: str, jobs: int, scenario_files: list[Path], seeds: int):
+        return lambda: count(
+            name, [mptcp_lab.run(f, seeds=seeds, out=fresh(), jobs=jobs) for f in scenario_files]
+        )
+
+    def on_dask(name: str, client: Client, scenario_files: list[Path], seeds: int):
+        return lambda: count(
+            name,
+            [mptcp_lab.sweep(f, seeds=seeds, client=client, out=fresh()) for f in scenario_files],
+        )
 
     startup: dict[int, list[float]] = {1: [], 2: []}
     times: dict[str, list[float]] = {}
@@ -106,14 +112,18 @@ def main() -> None:
             client.wait_for_workers(workers)
             startup[workers].append(time.perf_counter() - start)
             clusters[workers] = (cluster, client)
-        modes = {
-            "E-suite, run, 1 job": local(1, files, args.seeds),
-            "E-suite, sweep, 1 Dask worker": on_dask(clusters[1][1], files, args.seeds),
-            "E-suite, run, 2 jobs": local(2, files, args.seeds),
-            "E-suite, sweep, 2 Dask workers": on_dask(clusters[2][1], files, args.seeds),
-            "tiny tasks, run, 2 jobs": local(2, [tiny], args.tiny_tasks),
-            "tiny tasks, sweep, 2 Dask workers": on_dask(clusters[2][1], [tiny], args.tiny_tasks),
+        specs = {
+            "E-suite, run, 1 job": (local, (1, files, args.seeds)),
+            "E-suite, sweep, 1 Dask worker": (on_dask, (clusters[1][1], files, args.seeds)),
+            "E-suite, run, 2 jobs": (local, (2, files, args.seeds)),
+            "E-suite, sweep, 2 Dask workers": (on_dask, (clusters[2][1], files, args.seeds)),
+            "tiny tasks, run, 2 jobs": (local, (2, [tiny], args.tiny_tasks)),
+            "tiny tasks, sweep, 2 Dask workers": (
+                on_dask,
+                (clusters[2][1], [tiny], args.tiny_tasks),
+            ),
         }
+        modes = {name: make(name, *arguments) for name, (make, arguments) in specs.items()}
         names = list(modes)
         if round_ % 2:
             names.reverse()
@@ -124,9 +134,6 @@ def main() -> None:
             client.close()
             cluster.close()
 
-    tasks = {
-        name: (args.tiny_tasks if name.startswith("tiny") else 9 * args.seeds) for name in times
-    }
     print(f"\n{os.cpu_count()} cores, {args.rounds} rounds, mptcp-lab {mptcp_lab.VERSION}\n")
     print("| what | tasks | wall s, median (min) |")
     print("| --- | --- | --- |")

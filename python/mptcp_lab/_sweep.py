@@ -86,8 +86,10 @@ def _run_on(
     """Submits the tasks `todo`, saves each result as it arrives; returns the failures (a
     failed task does not stop the others)."""
     spec = camp.spec()
-    # Scatter the scenario once instead of sending its text with every task.
-    spec_future = client.scatter(spec, broadcast=True)
+    # The scenario once to every worker, not with every task: one object (a dict given to
+    # scatter would be scattered value by value, under its keys' names, which every sweep on
+    # the client would share) under a key of its own (hash=False).
+    [spec_future] = client.scatter([spec], broadcast=True, hash=False)
     keys = {index: key for index, key, _variant, _seed in camp.tasks()}
     futures = {}
     for index in todo:

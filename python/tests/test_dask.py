@@ -37,6 +37,17 @@ def test_a_sweep_on_two_worker_processes_equals_the_local_run(
     assert mptcp_lab.sweep(scenario, seeds=2, client=client, out=tmp_path / "swept").ran == 0
 
 
+def test_different_scenarios_in_a_row_on_one_client(scenario: Path, tmp_path: Path, client) -> None:
+    # Each sweep's scenario reaches the workers under a key of its own: the second must not
+    # run the first one's text.
+    other = tmp_path / "other.toml"
+    other.write_text(scenario.read_text().replace('delay = "20ms"', 'delay = "30ms"'))
+    first = mptcp_lab.sweep(scenario, seeds=1, client=client, out=tmp_path / "first")
+    second = mptcp_lab.sweep(other, seeds=1, client=client, out=tmp_path / "second")
+    assert (first.ran, second.ran) == (4, 4)
+    assert_same_results(second.path, mptcp_lab.run(other, seeds=1, out=tmp_path / "local").path)
+
+
 def test_a_sweep_resumes_a_campaign_begun_elsewhere(scenario: Path, tmp_path: Path, client) -> None:
     out = tmp_path / "out"
     mptcp_lab.run(scenario, seeds=1, out=out)
