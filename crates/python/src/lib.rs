@@ -126,19 +126,7 @@ impl Campaign {
         duration: Option<String>,
         out: Option<PathBuf>,
     ) -> PyResult<Self> {
-        let text = std::fs::read_to_string(&scenario).map_err(|e| {
-            to_py(
-                py,
-                scenario::ScenarioErrors::single(scenario::ScenarioError {
-                    file: scenario.clone(),
-                    line: 0,
-                    column: 0,
-                    field: String::new(),
-                    message: format!("cannot read the file: {e}"),
-                })
-                .into(),
-            )
-        })?;
+        let text = scenario::load::read_file(&scenario).map_err(|e| to_py(py, e.into()))?;
         let spec = TaskSpec {
             text,
             file: scenario.display().to_string(),

@@ -17,7 +17,13 @@ pub struct LoadOptions {
 }
 
 pub fn load_file(path: &Path, opts: &LoadOptions) -> Result<Vec<Scenario>, ScenarioErrors> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    load_str(&read_file(path)?, path, opts)
+}
+
+/// A scenario file's text, or the error naming the file (for callers that keep the text,
+/// such as a campaign that sends it to remote workers).
+pub fn read_file(path: &Path) -> Result<String, ScenarioErrors> {
+    std::fs::read_to_string(path).map_err(|e| {
         ScenarioErrors::single(ScenarioError {
             file: path.to_path_buf(),
             line: 0,
@@ -25,8 +31,7 @@ pub fn load_file(path: &Path, opts: &LoadOptions) -> Result<Vec<Scenario>, Scena
             field: String::new(),
             message: format!("cannot read the file: {e}"),
         })
-    })?;
-    load_str(&text, path, opts)
+    })
 }
 
 /// Parses `text` (named `file` in errors) and returns every variant, validated.
