@@ -65,6 +65,11 @@ fn an_mptcp_connection_and_a_fallen_back_one_are_told_apart() {
         "{}",
         sf.info.tcpi_bytes_acked
     );
+    // struct mptcp_info read at the right offsets: every byte sent once, none again.
+    let data = mptcp.data_level.expect("MPTCP_INFO with byte counters");
+    assert_eq!(data.bytes_sent, 100_000, "{data:?}");
+    assert_eq!(data.bytes_retrans, 0);
+    assert_eq!(mptcp.reinjected_bytes(), Some(0));
 
     assert!(
         fallen.fallen_back,
@@ -74,6 +79,7 @@ fn an_mptcp_connection_and_a_fallen_back_one_are_told_apart() {
     let sf = &fallen.subflows[0];
     assert_eq!(sf.remote.unwrap().port(), 5002);
     assert_eq!(sf.local.unwrap().ip().octets(), [127, 0, 0, 1]);
+    assert_eq!(fallen.reinjected_bytes(), None);
     assert!(
         sf.info.tcpi_bytes_acked >= 100_000,
         "{}",

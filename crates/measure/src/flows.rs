@@ -29,6 +29,9 @@ pub struct FlowMeter {
     /// Per flow, per subflow.
     cwnd: Vec<Vec<Vec<f32>>>,
     rtt_ms: Vec<Vec<Vec<f32>>>,
+    /// Per flow, payload bytes its MPTCP connections sent again at the data level, when the
+    /// backend measures it.
+    reinjected: Option<Vec<u64>>,
 }
 
 /// Subflow counters kept in a flow's `FlowCounters` (MPTCP's usual two; more spill over).
@@ -114,7 +117,15 @@ impl FlowMeter {
             trace_times: Vec::new(),
             cwnd: per_subflow(),
             rtt_ms: per_subflow(),
+            reinjected: None,
         }
+    }
+
+    /// `flow`'s connections sent `bytes` of payload again at the data level, over the
+    /// whole run (the warm-up included: a rewind's cost does not depend on when it began).
+    pub fn reinjected(&mut self, flow: usize, bytes: u64) {
+        let n = self.counters.len();
+        self.reinjected.get_or_insert_with(|| vec![0; n])[flow] += bytes;
     }
 
     /// New data arrived on subflow `k` of `flow` (counted once, not for duplicates).
@@ -276,6 +287,10 @@ impl FlowMeter {
                         .into(),
                         per_flow.iter().sum(),
                     );
+                }
+                if let Some(reinjected) = &self.reinjected {
+                    let bytes: u64 = members.iter().map(|&i| reinjected[i]).sum();
+                    metrics.insert(metric(Quantity::ReinjectedBytes), bytes as f64);
                 }
             }
             if let TrafficSpec::File { .. } = group.traffic {

@@ -69,10 +69,13 @@ pub enum Quantity {
     Utilisation,
     Drops,
     MeanQueuePkts,
+    /// MPTCP: payload bytes sent again at the data level (a rewind after a subflow went
+    /// stale, or the data-level retransmission timer), data the receiver may already hold.
+    ReinjectedBytes,
 }
 
 impl Quantity {
-    pub const ALL: [Quantity; 14] = [
+    pub const ALL: [Quantity; 15] = [
         Quantity::GoodputMbps,
         Quantity::GoodputMbpsPerFlow,
         Quantity::GoodputStdMbps,
@@ -87,6 +90,7 @@ impl Quantity {
         Quantity::Utilisation,
         Quantity::Drops,
         Quantity::MeanQueuePkts,
+        Quantity::ReinjectedBytes,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -105,6 +109,7 @@ impl Quantity {
             Quantity::Utilisation => "utilisation",
             Quantity::Drops => "drops",
             Quantity::MeanQueuePkts => "mean_queue_pkts",
+            Quantity::ReinjectedBytes => "reinjected_bytes",
         }
     }
 

@@ -553,8 +553,11 @@ pub enum PathManager {
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum SchedulerKind {
-    /// Lowest smoothed RTT among subflows with window space (Linux's default).
+    /// Lowest smoothed RTT among subflows with window space: the default scheduler of the
+    /// out-of-tree multipath-tcp.org kernel (upstream Linux's is not modelled yet; see
+    /// docs/linux-fidelity.md).
     LowestRtt,
+    /// The next subflow with window space, in turn.
     RoundRobin,
 }
 

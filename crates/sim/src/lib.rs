@@ -64,13 +64,17 @@ pub fn run(sc: &Scenario, seed: u64, mut progress: impl FnMut(f64)) -> RunResult
     let events = world.queue.popped();
     let packet_hops = world.packet_hops;
     let fct = world.completion_times();
+    let reinjected = world.reinjected_bytes();
     let slots = world::slots(&world.flows);
     let world::World {
-        meter,
+        mut meter,
         link_meter,
         fabric,
         ..
     } = world;
+    for (flow, bytes) in reinjected.into_iter().enumerate() {
+        meter.reinjected(flow, bytes);
+    }
     let mut measured = meter.finish(sc, &slots, &fct);
     measured.extend(link_meter.finish(sc, &fabric.links, Some(&fabric.routes)));
     let measure::Measured {

@@ -545,6 +545,9 @@ impl<'s> World<'s> {
     /// selector learns what the connection measured.
     fn close(&mut self, c: ConnId) {
         let slot = &mut self.conns[c.index()];
+        if let Some(client) = &slot.client {
+            self.flows[slot.flow.index()].reinjected_bytes += client.reinjected_bytes();
+        }
         if let (Some(selection), Some(client)) =
             (&mut self.flows[slot.flow.index()].selection, &slot.client)
         {
@@ -555,6 +558,18 @@ impl<'s> World<'s> {
         for timer in &mut self.timers[c.index()].0 {
             timer.deadline = None;
         }
+    }
+
+    /// Each flow's payload bytes sent again at the data level, closed connections and
+    /// open ones together.
+    pub fn reinjected_bytes(&self) -> Vec<u64> {
+        let mut bytes: Vec<u64> = self.flows.iter().map(|f| f.reinjected_bytes).collect();
+        for slot in &self.conns {
+            if let Some(client) = &slot.client {
+                bytes[slot.flow.index()] += client.reinjected_bytes();
+            }
+        }
+        bytes
     }
 
     /// Each flow's completion time, seconds (finite transfers that finished).

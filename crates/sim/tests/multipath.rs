@@ -79,7 +79,19 @@ fn coupled_algorithms_move_traffic_off_the_congested_path() {
 #[test]
 fn handover_keeps_mptcp_flowing_and_stalls_tcp() {
     let m = means("e5-handover.toml");
-    assert!(m["mode=mptcp"]["group.download.min_goodput_mbps"] > 1.0);
+    // Linux keeps sending on the dead WiFi subflow until the data-level timer has found it
+    // silent five times, and the shared receive buffer fills behind its lost data meanwhile:
+    // MPTCP's worst second dips (the kernel backend measures 0 to 0.55 Mbit/s) but the
+    // outage costs it far less than TCP.
+    let worst = m["mode=mptcp"]["group.download.min_goodput_mbps"];
+    assert!(worst < 1.0, "worst second {worst:.2} Mbit/s");
+    // Going stale rewound the data level: some of what went again had been delivered.
+    assert!(m["mode=mptcp"]["group.download.reinjected_bytes"] > 0.0);
+    assert!(!m["mode=tcp"].contains_key("group.download.reinjected_bytes"));
+    assert!(
+        m["mode=mptcp"]["group.download.goodput_mbps"]
+            > 1.5 * m["mode=tcp"]["group.download.goodput_mbps"]
+    );
     assert_eq!(m["mode=tcp"]["group.download.min_goodput_mbps"], 0.0);
     // TCP's application reconnects over 3G: it gets well over the WiFi-only share.
     assert!(m["mode=tcp"]["group.download.goodput_mbps"] > 3.0);

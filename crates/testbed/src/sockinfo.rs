@@ -9,6 +9,7 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 use std::os::fd::RawFd;
 
 const SOL_MPTCP: libc::c_int = 284;
+const MPTCP_INFO: libc::c_int = 1;
 const MPTCP_TCPINFO: libc::c_int = 2;
 const MPTCP_SUBFLOW_ADDRS: libc::c_int = 3;
 /// struct mptcp_subflow_data: four u32, 8-byte aligned.
@@ -47,6 +48,62 @@ pub struct Connection {
     pub subflows: Vec<SubflowInfo>,
     /// The connection fell back to plain TCP; `subflows` is its one TCP connection.
     pub fallen_back: bool,
+    /// The data level's byte counters (`struct mptcp_info`, Linux 6.7+), when the kernel
+    /// has them and the connection did not fall back.
+    pub data_level: Option<DataLevel>,
+}
+
+/// Byte counters of an MPTCP connection's data level (`mptcpi_bytes_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DataLevel {
+    /// Data handed to the subflows for the first time (`msk->bytes_sent`, which
+    /// `mptcp_update_post_push()` advances only past the highest data sent before).
+    pub bytes_sent: u64,
+    /// Data the data-level retransmission timer sent again (`msk->bytes_retrans`,
+    /// `__mptcp_retrans()`); a rewind's re-sends are not counted here.
+    pub bytes_retrans: u64,
+}
+
+impl Connection {
+    /// Payload the connection sent again at the data level, rewinds and data-level
+    /// retransmissions together: what its live subflows sent for the first time at the TCP
+    /// level, less what the data level sent for the first time. Subflows that were closed
+    /// take their bytes with them, so this is a lower bound after one closes.
+    pub fn reinjected_bytes(&self) -> Option<u64> {
+        let data = self.data_level?;
+        let first_sends: u64 = self
+            .subflows
+            .iter()
+            .map(|sf| {
+                sf.info
+                    .tcpi_bytes_sent
+                    .saturating_sub(sf.info.tcpi_bytes_retrans)
+            })
+            .sum();
+        Some(first_sends.saturating_sub(data.bytes_sent))
+    }
+}
+
+/// Offsets in `struct mptcp_info` (include/uapi/linux/mptcp.h, Linux 6.7 and later; the
+/// kernel copies no more than the caller asks for and says how much it wrote).
+const INFO_BYTES_RETRANS: usize = 48;
+const INFO_BYTES_SENT: usize = 56;
+
+/// MPTCP_INFO of MPTCP socket `fd`, if the kernel is new enough to count bytes.
+pub fn data_level(fd: RawFd) -> Option<DataLevel> {
+    let mut buf = [0u8; 96];
+    let mut len = buf.len() as libc::socklen_t;
+    // SAFETY: the kernel writes at most `len` bytes into the buffer we own.
+    let rc =
+        unsafe { libc::getsockopt(fd, SOL_MPTCP, MPTCP_INFO, buf.as_mut_ptr().cast(), &mut len) };
+    if rc != 0 || (len as usize) < INFO_BYTES_SENT + 8 {
+        return None;
+    }
+    let u64_at = |at: usize| u64::from_ne_bytes(buf[at..at + 8].try_into().expect("8 bytes"));
+    Some(DataLevel {
+        bytes_sent: u64_at(INFO_BYTES_SENT),
+        bytes_retrans: u64_at(INFO_BYTES_RETRANS),
+    })
 }
 
 /// Why a per-subflow query gave nothing.
@@ -113,6 +170,7 @@ pub fn mptcp_subflows(fd: RawFd) -> Connection {
     let nothing = Connection {
         subflows: Vec::new(),
         fallen_back: false,
+        data_level: None,
     };
     let infos = match per_subflow(fd, MPTCP_TCPINFO, size) {
         Ok(infos) => infos,
@@ -151,6 +209,7 @@ pub fn mptcp_subflows(fd: RawFd) -> Connection {
     Connection {
         subflows,
         fallen_back: false,
+        data_level: data_level(fd),
     }
 }
 
@@ -163,5 +222,6 @@ fn fallen_back(fd: RawFd) -> Option<Connection> {
             info: tcp_info(fd)?,
         }],
         fallen_back: true,
+        data_level: None,
     })
 }

@@ -2,10 +2,12 @@
 //! the path manager, the scheduler and the congestion control that couples the subflows.
 
 use super::subflow::{ClientSubflow, SubflowState};
-use super::timers::TimerTable;
+use super::timers::{Timer, TimerTable};
 use super::{ConnConfig, Path};
 use crate::ids::{ConnId, SubflowId};
-use crate::mptcp::{DataSender, PathManager, Scheduler, on_subflow_timeout};
+use crate::mptcp::retransmit::{self, Retransmission};
+use crate::mptcp::stale::STALE_LOSS_CNT;
+use crate::mptcp::{DataSender, PathManager, Scheduler};
 use crate::packet::{HEADER_BYTES, Kind, MSS, Packet};
 use crate::tcp::{CaState, RtoUpdate, Sender};
 use mptcp_cc::{Ack, CongestionControl, SubflowView};
@@ -29,6 +31,12 @@ pub struct Client {
     control: VecDeque<Packet>,
     /// Subflows that sent data in the current sending pass, a bit each.
     pass_sent: u32,
+    /// The scheduler placed data-level segments in the current sending pass.
+    pass_scheduled: bool,
+    /// MPTCP: the data-level timer's interval, read when data was last scheduled.
+    data_timer_interval: Nanos,
+    /// MPTCP: what the data-level timer's last expiry re-sends, on its idle subflow.
+    data_retransmit: Option<Retransmission>,
     /// Scratch space for the congestion control's view of the subflows.
     views: Vec<SubflowView>,
     /// Last time the data level advanced (for an application that gives up and reconnects).
@@ -64,6 +72,9 @@ impl Client {
             timers: TimerTable::default(),
             control: VecDeque::new(),
             pass_sent: 0,
+            pass_scheduled: false,
+            data_timer_interval: crate::tcp::rtt::MIN_RTO,
+            data_retransmit: None,
             views: Vec::with_capacity(paths.len()),
             last_progress: now,
         };
@@ -91,7 +102,11 @@ impl Client {
 
     /// Handles every timer due by `now`.
     pub fn handle_timeout(&mut self, now: Nanos) {
-        while let Some(s) = self.timers.take_expired(now) {
+        while let Some(timer) = self.timers.take_expired(now) {
+            let Timer::Subflow(s) = timer else {
+                self.on_data_level_timeout(now);
+                continue;
+            };
             match self.subflows[s].state {
                 SubflowState::SynSent => self.retransmit_syn(s, now),
                 SubflowState::PreEstablished => {
@@ -154,6 +169,17 @@ impl Client {
         &self.data
     }
 
+    /// Payload bytes sent again at the data level so far (MPTCP's rewinds and data-level
+    /// retransmissions).
+    pub fn reinjected_bytes(&self) -> u64 {
+        self.data.resent * MSS as u64
+    }
+
+    /// When the data-level retransmission timer is due, if it runs.
+    pub fn data_level_deadline(&self) -> Option<Nanos> {
+        self.timers.get(Timer::Connection)
+    }
+
     fn send_syn(&mut self, s: usize, now: Nanos) {
         let sf = &mut self.subflows[s];
         sf.state = SubflowState::SynSent;
@@ -207,10 +233,13 @@ impl Client {
         let sf = &mut self.subflows[s];
         let before = sf.tx.state;
         let first_data_ack = sf.tx.snd_una == 0;
-        let res = sf.tx.on_ack(now, pkt);
-        if self.data.on_data_ack(pkt.dsn, pkt.rwnd as u64) > 0 {
-            self.last_progress = now;
+        // `tcp_ack()` stamps every ACK that is not older than `snd_una` and acknowledges
+        // nothing unsent, duplicates included.
+        if (sf.tx.snd_una..=sf.tx.snd_nxt).contains(&pkt.seq) {
+            sf.watch.heard_from(now);
         }
+        let res = sf.tx.on_ack(now, pkt);
+        let data_advanced = self.data.on_data_ack(pkt.dsn, pkt.rwnd as u64) > 0;
         let tx = &sf.tx;
         let ack = Ack {
             acked: res.acked as f64,
@@ -220,11 +249,16 @@ impl Client {
             cwnd_limited: tx.cwnd_limited(),
         };
         if res.acked > 0 {
-            sf.stale = false;
             self.cc.pkts_acked(s, &ack);
         }
         if sf.tx.state != before {
             self.cc.set_state(s, sf.tx.state, ack.snd_una);
+        }
+        if data_advanced {
+            self.last_progress = now;
+            if self.mptcp {
+                self.restart_data_level_timer(now);
+            }
         }
         if res.loss_detected {
             self.collect_views();
@@ -260,8 +294,33 @@ impl Client {
         let una = tx.snd_una;
         let rto = tx.rtt.rto();
         self.cc.set_state(s, CaState::Loss, una);
-        on_subflow_timeout(&mut self.subflows, s, &mut self.data);
         self.timers.set(s, now + rto);
+    }
+
+    /// The data level advanced: the timer starts over, or stops when everything written
+    /// is acknowledged (`__mptcp_clean_una()`).
+    fn restart_data_level_timer(&mut self, now: Nanos) {
+        if self.data.una == self.data.nxt && !self.data.has_unsent() {
+            self.timers.stop(Timer::Connection);
+        } else {
+            self.timers
+                .set(Timer::Connection, now + self.data_timer_interval);
+        }
+    }
+
+    /// The data-level timer expired (`__mptcp_retrans()`): stale accounting, perhaps a
+    /// re-send of the head fragment on an idle subflow, and the timer armed again unless
+    /// nothing is outstanding or waiting.
+    fn on_data_level_timeout(&mut self, now: Nanos) {
+        let retransmission =
+            retransmit::on_expiry(&mut self.subflows, &mut self.data, STALE_LOSS_CNT);
+        if retransmission.is_some() {
+            self.data_retransmit = retransmission;
+        }
+        if self.data.una < self.data.nxt || self.data.has_unsent() {
+            self.timers
+                .set(Timer::Connection, now + self.data_timer_interval);
+        }
     }
 
     fn collect_views(&mut self) {
@@ -281,11 +340,34 @@ impl Client {
                 return Some(self.data_packet(s, seq, dsn, now));
             }
         }
+        if let Some(p) = self.next_data_retransmission(now) {
+            return Some(p);
+        }
         if !self.data.has_data() {
             return None;
         }
         let s = self.scheduler.pick(&self.subflows)?;
         let dsn = self.data.take();
+        let seq = self.subflows[s].tx.send_new(dsn);
+        self.pass_scheduled = true;
+        Some(self.data_packet(s, seq, dsn, now))
+    }
+
+    /// The next segment the data-level timer re-sends, if its subflow has room.
+    fn next_data_retransmission(&mut self, now: Nanos) -> Option<Packet> {
+        let r = self.data_retransmit.as_mut()?;
+        r.dsns.start = r.dsns.start.max(self.data.una);
+        let sf = &self.subflows[r.subflow];
+        if r.dsns.is_empty() || !sf.is_established() {
+            self.data_retransmit = None;
+            return None;
+        }
+        if !sf.tx.has_room() {
+            return None;
+        }
+        let (s, dsn) = (r.subflow, r.dsns.start);
+        r.dsns.start += 1;
+        self.data.count_resent();
         let seq = self.subflows[s].tx.send_new(dsn);
         Some(self.data_packet(s, seq, dsn, now))
     }
@@ -295,6 +377,13 @@ impl Client {
     /// one that sent arms its retransmission timer if it is not running.
     fn end_pass(&mut self, now: Nanos) {
         let sent = std::mem::take(&mut self.pass_sent);
+        if std::mem::take(&mut self.pass_scheduled) && self.mptcp {
+            // Linux reads the interval as it schedules, before this pass's segments arm
+            // any subflow timer, and arms the data-level timer if it is not running.
+            self.data_timer_interval = retransmit::interval(&self.subflows, &self.timers, now);
+            self.timers
+                .arm(Timer::Connection, now + self.data_timer_interval);
+        }
         for (s, sf) in self.subflows.iter_mut().enumerate() {
             if !sf.is_established() {
                 continue;

@@ -1,7 +1,7 @@
 //! The end that accepts subflows and receives: each subflow's receiver (reassembly, SACK,
 //! delayed ACKs), and the data level's reassembly into one shared receive buffer.
 
-use super::timers::TimerTable;
+use super::timers::{Timer, TimerTable};
 use super::{ConnConfig, Path};
 use crate::ids::{ConnId, SubflowId};
 use crate::mptcp::DataReceiver;
@@ -100,7 +100,8 @@ impl Server {
 
     /// Sends the delayed ACKs due by `now`.
     pub fn handle_timeout(&mut self, now: Nanos) {
-        while let Some(s) = self.timers.take_expired(now) {
+        // The server arms only its subflows' delayed-ACK timers.
+        while let Some(Timer::Subflow(s)) = self.timers.take_expired(now) {
             self.send_ack(s);
         }
     }

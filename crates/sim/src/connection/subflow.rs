@@ -2,6 +2,7 @@
 //! handshake.
 
 use super::Path;
+use crate::mptcp::StaleWatch;
 use crate::tcp::{CaState, Sender};
 use mptcp_cc::SubflowView;
 
@@ -24,9 +25,8 @@ pub struct ClientSubflow {
     pub tx: Sender,
     pub path: Path,
     pub state: SubflowState,
-    /// Timed out and not heard from since: the scheduler avoids it and its data was
-    /// reinjected on the other subflows.
-    pub stale: bool,
+    /// Whether it has gone silent at the data level (stale), and the count towards it.
+    pub watch: StaleWatch,
     /// Retransmissions of this subflow's SYN (or of an MP_JOIN's third ACK).
     pub handshake_retries: u32,
 }
@@ -37,7 +37,7 @@ impl ClientSubflow {
             tx,
             path,
             state: SubflowState::Idle,
-            stale: false,
+            watch: StaleWatch::default(),
             handshake_retries: 0,
         }
     }

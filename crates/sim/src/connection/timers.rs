@@ -1,6 +1,7 @@
 //! Every timer of an endpoint in one table: one deadline per subflow (the client's
-//! retransmission timer, the server's delayed ACK). The endpoint's next deadline is the
-//! smallest; its driver needs to schedule only that one.
+//! retransmission timer, the server's delayed ACK) and one for the connection (MPTCP's
+//! data-level retransmission timer). The endpoint's next deadline is the smallest; its
+//! driver needs to schedule only that one.
 //!
 //! The table is read on every packet (a delayed ACK armed or stopped, the retransmission
 //! timer restarted, the driver asking for the next deadline), so the usual one or two
@@ -15,11 +16,22 @@ const INLINE: usize = 2;
 /// A deadline that is not armed. No simulated time reaches it.
 const OFF: Nanos = Nanos::MAX;
 
+/// One timer of the table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timer {
+    /// Subflow `k`'s timer.
+    Subflow(usize),
+    /// The connection's own (data-level) timer.
+    Connection,
+}
+
 #[derive(Clone, Debug)]
 pub struct TimerTable {
     /// Deadlines of subflows `0..INLINE`, then of the others (`OFF`: not armed).
     inline: [Nanos; INLINE],
     more: Vec<Nanos>,
+    /// The connection's deadline (`OFF`: not armed).
+    connection: Nanos,
     /// The smallest deadline of all (`OFF`: none armed).
     earliest: Nanos,
 }
@@ -29,6 +41,7 @@ impl Default for TimerTable {
         TimerTable {
             inline: [OFF; INLINE],
             more: Vec::new(),
+            connection: OFF,
             earliest: OFF,
         }
     }
@@ -39,24 +52,30 @@ fn armed(deadline: Nanos) -> Option<Nanos> {
 }
 
 impl TimerTable {
-    pub fn get(&self, subflow: usize) -> Option<Nanos> {
-        let d = match subflow.checked_sub(INLINE) {
-            None => self.inline[subflow],
-            Some(k) => self.more.get(k).copied().unwrap_or(OFF),
+    pub fn get(&self, timer: impl Into<Timer>) -> Option<Nanos> {
+        let d = match timer.into() {
+            Timer::Connection => self.connection,
+            Timer::Subflow(s) => match s.checked_sub(INLINE) {
+                None => self.inline[s],
+                Some(k) => self.more.get(k).copied().unwrap_or(OFF),
+            },
         };
         armed(d)
     }
 
-    /// Subflow `subflow`'s deadline, made room for.
-    fn slot(&mut self, subflow: usize) -> &mut Nanos {
-        match subflow.checked_sub(INLINE) {
-            None => &mut self.inline[subflow],
-            Some(k) => {
-                if self.more.len() <= k {
-                    self.more.resize(k + 1, OFF);
+    /// A timer's deadline, made room for.
+    fn slot(&mut self, timer: Timer) -> &mut Nanos {
+        match timer {
+            Timer::Connection => &mut self.connection,
+            Timer::Subflow(s) => match s.checked_sub(INLINE) {
+                None => &mut self.inline[s],
+                Some(k) => {
+                    if self.more.len() <= k {
+                        self.more.resize(k + 1, OFF);
+                    }
+                    &mut self.more[k]
                 }
-                &mut self.more[k]
-            }
+            },
         }
     }
 
@@ -67,11 +86,12 @@ impl TimerTable {
             .chain(&self.more)
             .copied()
             .min()
-            .unwrap_or(OFF);
+            .unwrap_or(OFF)
+            .min(self.connection);
     }
 
-    pub fn set(&mut self, subflow: usize, at: Nanos) {
-        let slot = self.slot(subflow);
+    pub fn set(&mut self, timer: impl Into<Timer>, at: Nanos) {
+        let slot = self.slot(timer.into());
         let before = std::mem::replace(slot, at);
         if at <= self.earliest {
             self.earliest = at;
@@ -81,15 +101,17 @@ impl TimerTable {
     }
 
     /// Arms the timer unless it is armed already.
-    pub fn arm(&mut self, subflow: usize, at: Nanos) {
-        if self.get(subflow).is_none() {
-            self.set(subflow, at);
+    pub fn arm(&mut self, timer: impl Into<Timer>, at: Nanos) {
+        let timer = timer.into();
+        if self.get(timer).is_none() {
+            self.set(timer, at);
         }
     }
 
-    pub fn stop(&mut self, subflow: usize) {
-        if self.get(subflow).is_some() {
-            self.set(subflow, OFF);
+    pub fn stop(&mut self, timer: impl Into<Timer>) {
+        let timer = timer.into();
+        if self.get(timer).is_some() {
+            self.set(timer, OFF);
         }
     }
 
@@ -98,18 +120,25 @@ impl TimerTable {
         armed(self.earliest)
     }
 
-    /// Takes (disarms) one timer that expired by `now`, if any: the lowest subflow first.
-    pub fn take_expired(&mut self, now: Nanos) -> Option<usize> {
+    /// Takes (disarms) one timer that expired by `now`, if any: the lowest subflow first,
+    /// the connection's after the subflows'.
+    pub fn take_expired(&mut self, now: Nanos) -> Option<Timer> {
         if self.earliest > now {
             return None;
         }
-        let s = self
-            .inline
-            .iter()
-            .chain(&self.more)
-            .position(|&d| d <= now)?;
-        self.set(s, OFF);
-        Some(s)
+        let timer = match self.inline.iter().chain(&self.more).position(|&d| d <= now) {
+            Some(s) => Timer::Subflow(s),
+            None if self.connection <= now => Timer::Connection,
+            None => return None,
+        };
+        self.set(timer, OFF);
+        Some(timer)
+    }
+}
+
+impl From<usize> for Timer {
+    fn from(subflow: usize) -> Timer {
+        Timer::Subflow(subflow)
     }
 }
 
@@ -125,7 +154,7 @@ mod tests {
         t.arm(0, 20);
         t.arm(0, 10);
         assert_eq!(t.next(), Some(20), "arm keeps an armed timer");
-        assert_eq!(t.take_expired(25), Some(0));
+        assert_eq!(t.take_expired(25), Some(Timer::Subflow(0)));
         assert_eq!(t.take_expired(25), None);
         assert_eq!(t.next(), Some(30));
         t.stop(2);
@@ -143,8 +172,33 @@ mod tests {
         assert_eq!(t.next(), Some(45), "the earliest moved later");
         t.stop(3);
         assert_eq!(t.next(), Some(50));
-        assert_eq!(t.take_expired(100), Some(0), "the lowest subflow first");
-        assert_eq!(t.take_expired(100), Some(1));
+        assert_eq!(
+            t.take_expired(100),
+            Some(0.into()),
+            "the lowest subflow first"
+        );
+        assert_eq!(t.take_expired(100), Some(1.into()));
         assert_eq!((t.take_expired(100), t.next()), (None, None));
+    }
+
+    #[test]
+    fn the_connection_timer_counts_for_the_earliest_and_expires_after_the_subflows() {
+        let mut t = TimerTable::default();
+        t.set(Timer::Connection, 30);
+        t.set(1, 40);
+        assert_eq!(t.next(), Some(30));
+        t.set(0, 30);
+        assert_eq!(t.take_expired(35), Some(Timer::Subflow(0)));
+        assert_eq!(t.take_expired(35), Some(Timer::Connection));
+        assert_eq!(t.next(), Some(40));
+        t.arm(Timer::Connection, 50);
+        t.arm(Timer::Connection, 20);
+        assert_eq!(
+            t.get(Timer::Connection),
+            Some(50),
+            "arm keeps an armed timer"
+        );
+        t.stop(Timer::Connection);
+        assert_eq!(t.next(), Some(40));
     }
 }

@@ -1,11 +1,18 @@
 //! Data-level sequence space. A plain TCP connection uses the same code with one subflow,
 //! where data and subflow sequence numbers coincide.
 
+use crate::packet::MSS;
 use crate::ranges::RangeSet;
-use std::collections::{BTreeSet, VecDeque};
+use std::ops::Range;
+
+/// Segments in one of Linux's data fragments (`struct mptcp_data_frag`): `mptcp_sendmsg()`
+/// copies the application's data into 32 KB page fragments (`SKB_FRAG_PAGE_ORDER`), so an
+/// application that writes in large chunks fills fragments of about 32 KB, and the
+/// data-level timer re-sends at most one of them (`__mptcp_retrans()`).
+pub const DFRAG_SEGMENTS: u64 = 32 * 1024 / MSS as u64;
 
 /// The sender's data level: what the application wrote, what the peer acknowledged at the
-/// data level, its window, and segments to send again on another subflow.
+/// data level, its window, and what is to be sent again.
 pub struct DataSender {
     /// First data segment not yet acknowledged at the data level (DATA_ACK).
     pub una: u64,
@@ -15,13 +22,12 @@ pub struct DataSender {
     pub app_limit: u64,
     /// The peer's receive window, segments beyond `una`.
     pub peer_window: u64,
-    reinject: VecDeque<u64>,
-    /// Reinjected once already: not queued again.
-    reinjected: BTreeSet<u64>,
-    /// The smallest of `reinjected` (`u64::MAX`: none), kept here so that a data ACK
-    /// learns whether it covers any without reading the set's nodes (a cache miss per
-    /// ACK at thousands of connections).
-    reinjected_min: u64,
+    /// Rewound data still to be sent again through the scheduler, from its start (Linux's
+    /// recovery after `__mptcp_retransmit_pending_data()`); empty when none.
+    resend: Range<u64>,
+    /// Segments sent again at the data level (rewound, or re-sent by the data-level
+    /// timer): data the peer may already hold.
+    pub resent: u64,
 }
 
 impl DataSender {
@@ -31,30 +37,31 @@ impl DataSender {
             nxt: 0,
             app_limit,
             peer_window,
-            reinject: VecDeque::new(),
-            reinjected: BTreeSet::new(),
-            reinjected_min: u64::MAX,
+            resend: 0..0,
+            resent: 0,
         }
     }
 
-    fn drop_acked_reinjections(&mut self) {
-        while self.reinject.front().is_some_and(|&d| d < self.una) {
-            self.reinject.pop_front();
-        }
-    }
-
-    /// Whether a segment could go now (a reinjection, or new data inside the window).
+    /// Whether a segment could go now (rewound data, or new data inside the window).
     pub fn has_data(&mut self) -> bool {
-        self.drop_acked_reinjections();
-        !self.reinject.is_empty()
+        self.resend.start = self.resend.start.max(self.una);
+        !self.resend.is_empty()
             || (self.nxt < self.app_limit
                 && self.nxt < self.una.saturating_add(self.peer_window.max(1)))
     }
 
+    /// Whether the application has written data not yet sent once (Linux's send head),
+    /// whatever the window.
+    pub fn has_unsent(&self) -> bool {
+        self.nxt < self.app_limit
+    }
+
     /// The data sequence number of the next segment to send. The caller checked `has_data`.
     pub fn take(&mut self) -> u64 {
-        if let Some(d) = self.reinject.pop_front() {
-            return d;
+        if !self.resend.is_empty() {
+            self.resent += 1;
+            self.resend.start += 1;
+            return self.resend.start - 1;
         }
         self.nxt += 1;
         self.nxt - 1
@@ -70,28 +77,32 @@ impl DataSender {
         let n = ack - self.una;
         self.una = ack.min(self.nxt);
         self.peer_window = window;
-        // Forget the reinjections now acknowledged (usually there are none: no set is
-        // split, nothing allocated, per data ACK).
-        if self.reinjected_min < self.una {
-            self.reinjected = self.reinjected.split_off(&self.una);
-            self.reinjected_min = self.reinjected.first().copied().unwrap_or(u64::MAX);
-        }
         n
     }
 
-    /// Queues segments of a stalled subflow for other subflows (each at most once).
-    pub fn reinject(&mut self, dsns: impl IntoIterator<Item = u64>) {
-        let una = self.una;
-        let reinjected = &mut self.reinjected;
-        let min = &mut self.reinjected_min;
-        self.reinject.extend(dsns.into_iter().filter(|&d| {
-            let new = d >= una && reinjected.insert(d);
-            if new {
-                *min = (*min).min(d);
-            }
-            new
-        }));
-        self.reinject.make_contiguous().sort_unstable();
+    /// Sends everything not yet acknowledged at the data level again, from the first
+    /// unacknowledged segment: Linux's `__mptcp_retransmit_pending_data()` rewinds the
+    /// send queue to `snd_una` when a subflow goes stale, whichever subflow carried the
+    /// data and whether or not the peer already holds it.
+    pub fn rewind(&mut self) {
+        self.resend = self.una..self.nxt;
+    }
+
+    /// What the data-level timer re-sends (Linux's `__mptcp_retrans()`): the segments of
+    /// the first unacknowledged data fragment that were sent once already, from the first
+    /// unacknowledged one. Rewound data not yet sent again is not re-sent here.
+    pub fn head_fragment(&self) -> Range<u64> {
+        let fragment_end = (self.una / DFRAG_SEGMENTS + 1) * DFRAG_SEGMENTS;
+        let mut end = fragment_end.min(self.nxt);
+        if !self.resend.is_empty() {
+            end = end.min(self.resend.start);
+        }
+        self.una..end.max(self.una)
+    }
+
+    /// Counts a segment the caller sent again at the data level.
+    pub fn count_resent(&mut self) {
+        self.resent += 1;
     }
 
     pub fn all_acked(&self) -> bool {
@@ -145,21 +156,66 @@ impl DataReceiver {
 mod tests {
     use super::*;
 
+    fn drain(tx: &mut DataSender) -> Vec<u64> {
+        std::iter::from_fn(|| tx.has_data().then(|| tx.take())).collect()
+    }
+
     #[test]
-    fn flow_control_and_reinjection() {
+    fn flow_control_and_rewind() {
         let mut tx = DataSender::new(100, 4);
-        let sent: Vec<u64> = std::iter::from_fn(|| tx.has_data().then(|| tx.take())).collect();
-        assert_eq!(sent, vec![0, 1, 2, 3], "the peer's window caps new data");
-        tx.reinject([2, 1, 1]);
-        tx.reinject([1]);
-        assert!(tx.has_data());
-        assert_eq!((tx.take(), tx.take()), (1, 2), "each once, in order");
-        assert!(!tx.has_data());
-        assert_eq!(tx.on_data_ack(2, 4), 2);
-        assert_eq!(tx.on_data_ack(1, 4), 0, "an older DATA_ACK is ignored");
-        assert_eq!(tx.take(), 4);
-        tx.reinject([0, 1, 3]);
-        assert_eq!(tx.take(), 3, "acknowledged segments are not reinjected");
+        assert_eq!(
+            drain(&mut tx),
+            vec![0, 1, 2, 3],
+            "the peer's window caps new data"
+        );
+        assert_eq!(tx.on_data_ack(1, 4), 1);
+        tx.rewind();
+        assert_eq!(
+            tx.take(),
+            1,
+            "a rewind starts at the first unacknowledged segment"
+        );
+        assert_eq!(tx.on_data_ack(3, 4), 2);
+        assert_eq!(tx.on_data_ack(2, 4), 0, "an older DATA_ACK is ignored");
+        assert_eq!(
+            drain(&mut tx),
+            vec![3, 4, 5, 6],
+            "acknowledged segments are skipped, then new data follows"
+        );
+        assert_eq!(tx.resent, 2);
+        tx.rewind();
+        tx.rewind();
+        assert_eq!(
+            drain(&mut tx),
+            vec![3, 4, 5, 6],
+            "a second rewind starts over"
+        );
+        assert_eq!(tx.resent, 6);
+    }
+
+    #[test]
+    fn the_data_level_timer_resends_the_sent_part_of_the_head_fragment() {
+        let mut tx = DataSender::new(u64::MAX, 1000);
+        for _ in 0..DFRAG_SEGMENTS + 5 {
+            tx.take();
+        }
+        assert_eq!(tx.head_fragment(), 0..DFRAG_SEGMENTS);
+        tx.on_data_ack(DFRAG_SEGMENTS - 3, 1000);
+        assert_eq!(tx.head_fragment(), DFRAG_SEGMENTS - 3..DFRAG_SEGMENTS);
+        tx.on_data_ack(DFRAG_SEGMENTS + 1, 1000);
+        assert_eq!(
+            tx.head_fragment(),
+            DFRAG_SEGMENTS + 1..DFRAG_SEGMENTS + 5,
+            "only what was sent once"
+        );
+        tx.rewind();
+        assert!(
+            tx.head_fragment().is_empty(),
+            "rewound and not yet sent again: nothing for the timer"
+        );
+        tx.take();
+        tx.on_data_ack(DFRAG_SEGMENTS + 5, 1000);
+        assert!(tx.head_fragment().is_empty(), "everything acknowledged");
     }
 
     #[test]

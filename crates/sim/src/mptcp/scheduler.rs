@@ -1,5 +1,6 @@
 //! Which subflow carries the next data-level segment.
 
+use super::stale::is_active;
 use crate::connection::ClientSubflow;
 use scenario::spec::SchedulerKind;
 
@@ -15,46 +16,31 @@ impl Scheduler {
         Scheduler { kind, turn: 0 }
     }
 
-    /// Among established subflows with room in their window, the one with the lowest
-    /// smoothed RTT, or the next in turn. A subflow that timed out and has not been heard
-    /// from since (stale) is used only when no other can send.
+    /// Among usable subflows with room in their window, the one with the lowest smoothed
+    /// RTT, or the next in turn. A stale subflow gets no new data until it is heard from,
+    /// even when no other has room (Linux's `mptcp_subflow_active()`).
     pub fn pick(&mut self, subflows: &[ClientSubflow]) -> Option<usize> {
         let n = subflows.len();
+        let usable = |sf: &ClientSubflow| is_active(sf) && sf.tx.has_room();
         if n == 1 {
             // Plain TCP, or MPTCP with one path: nothing to choose.
-            return subflows[0].can_send().then_some(0);
+            return usable(&subflows[0]).then_some(0);
         }
-        // One pass over the subflows for both choices (fresh, and stale as a fallback):
-        // the connection asks after every segment, and once more when none can send.
         let chosen = match self.kind {
             SchedulerKind::LowestRtt => {
-                // The first of the lowest, as `min_by_key` gives.
-                let mut best: [Option<(u64, usize)>; 2] = [None, None];
+                // The first of the lowest.
+                let mut best: Option<(u64, usize)> = None;
                 for (i, sf) in subflows.iter().enumerate() {
-                    if sf.can_send() {
-                        let b = &mut best[sf.stale as usize];
-                        let rtt = sf.tx.rtt.srtt;
-                        if b.is_none_or(|(r, _)| rtt < r) {
-                            *b = Some((rtt, i));
-                        }
+                    let rtt = sf.tx.rtt.srtt;
+                    if usable(sf) && best.is_none_or(|(r, _)| rtt < r) {
+                        best = Some((rtt, i));
                     }
                 }
-                best[0].or(best[1]).map(|(_, i)| i)?
+                best?.1
             }
-            SchedulerKind::RoundRobin => {
-                let mut stale = None;
-                let mut fresh = None;
-                for i in (0..n).map(|k| (self.turn + k) % n) {
-                    if subflows[i].can_send() {
-                        if !subflows[i].stale {
-                            fresh = Some(i);
-                            break;
-                        }
-                        stale = stale.or(Some(i));
-                    }
-                }
-                fresh.or(stale)?
-            }
+            SchedulerKind::RoundRobin => (0..n)
+                .map(|k| (self.turn + k) % n)
+                .find(|&i| usable(&subflows[i]))?,
         };
         self.turn = (chosen + 1) % n;
         Some(chosen)

@@ -1,22 +1,145 @@
-//! What the connection does when a subflow's retransmission timer fires while others are
-//! established: the subflow may be dead (an interface went down), so it is marked stale
-//! (the scheduler avoids it until it is heard from) and the data it holds that the peer has
-//! not selectively acknowledged is queued again at the data level for the other subflows.
+//! Stale subflows, decided as Linux's path manager decides them (net/mptcp/pm.c,
+//! `mptcp_pm_subflow_chk_stale()` and `mptcp_pm_subflows_chk_stale()`).
+//!
+//! A subflow's own retransmission timeouts do nothing at the connection level. The count
+//! runs on the data-level timer instead: each expiry that finds a subflow with data
+//! outstanding counts one more if no ACK has arrived on it since the first such expiry,
+//! and starts over if one has. When the count exceeds `net.mptcp.stale_loss_cnt` and
+//! another subflow is usable and not itself counting up, the subflow is marked stale: the
+//! scheduler gives it no new data until it is heard from again, and the connection sends
+//! everything not yet acknowledged at the data level again (`DataSender::rewind`).
 
 use crate::connection::ClientSubflow;
 use crate::mptcp::DataSender;
+use net::Nanos;
 
-/// Subflow `s` timed out. Returns whether its data was reinjected.
-pub fn on_subflow_timeout(subflows: &mut [ClientSubflow], s: usize, data: &mut DataSender) -> bool {
-    let others = subflows
-        .iter()
-        .enumerate()
-        .any(|(i, sf)| i != s && sf.is_established());
-    if !others {
+/// `net.mptcp.stale_loss_cnt`'s default (net/mptcp/ctrl.c): data-level timer expiries
+/// without news from a busy subflow before it is marked stale.
+pub const STALE_LOSS_CNT: u8 = 4;
+
+/// What the stale accounting keeps per subflow.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StaleWatch {
+    /// When TCP last accepted an ACK on the subflow (`tcp_sk(ssk)->rcv_tstamp`, set in
+    /// `tcp_ack()` for every ACK not older than `snd_una`, duplicate ACKs included).
+    /// Linux keeps it in jiffies, the simulator in nanoseconds.
+    rcv_tstamp: Nanos,
+    /// Expiries in a row that found the subflow busy (`stale_count`).
+    count: u8,
+    /// `rcv_tstamp` at the first of them (`stale_rcv_tstamp`).
+    count_stamp: Nanos,
+    /// Marked stale and not heard from since (`subflow->stale`).
+    stale: bool,
+}
+
+impl StaleWatch {
+    /// TCP accepted an ACK on the subflow. A stale subflow is usable again
+    /// (`mptcp_subflow_active()` sees `rcv_tstamp` move and clears `stale`).
+    pub fn heard_from(&mut self, now: Nanos) {
+        self.rcv_tstamp = now;
+        if self.stale && now != self.count_stamp {
+            self.stale = false;
+        }
+    }
+
+    pub fn is_stale(&self) -> bool {
+        self.stale
+    }
+
+    /// Expiries in a row that found the subflow busy and not heard from.
+    pub fn count(&self) -> u8 {
+        self.count
+    }
+
+    /// One data-level timer expiry found the subflow with data outstanding
+    /// (`mptcp_pm_subflow_chk_stale()`). Returns whether it has now gone more than
+    /// `loss_cnt` expiries without news, the condition to mark it stale.
+    fn count_expiry(&mut self, loss_cnt: u8) -> bool {
+        if self.count == 0 {
+            self.count_stamp = self.rcv_tstamp;
+            self.count = 1;
+            false
+        } else if self.count_stamp == self.rcv_tstamp {
+            self.count = self.count.saturating_add(1);
+            !self.stale && loss_cnt != 0 && self.count > loss_cnt
+        } else {
+            self.count = 0;
+            self.stale = false;
+            false
+        }
+    }
+}
+
+/// Whether subflow `s` takes part at the data level: established and, if stale, heard from
+/// since (`mptcp_subflow_active()`).
+pub fn is_active(sf: &ClientSubflow) -> bool {
+    sf.is_established() && !sf.watch.is_stale()
+}
+
+/// A data-level timer expiry found busy subflow `s`: counts it, and marks it stale and
+/// rewinds the data level if it has been silent for too long while another subflow is
+/// usable (`mptcp_pm_subflows_chk_stale()`). Returns whether it was marked stale.
+pub fn check(
+    subflows: &mut [ClientSubflow],
+    s: usize,
+    data: &mut DataSender,
+    loss_cnt: u8,
+) -> bool {
+    if !subflows[s].watch.count_expiry(loss_cnt) {
         return false;
     }
+    // Another usable subflow that is not losing too: `stale_count` below
+    // max(stale_loss_cnt - 1, 1).
+    let active_max = loss_cnt.saturating_sub(1).max(1);
+    let alternative = subflows
+        .iter()
+        .enumerate()
+        .any(|(i, sf)| i != s && is_active(sf) && sf.watch.count < active_max);
     let sf = &mut subflows[s];
-    sf.stale = true;
-    data.reinject(sf.tx.unsacked_dsns());
+    if !alternative || sf.tx.outstanding() == 0 {
+        return false;
+    }
+    sf.watch.stale = true;
+    data.rewind();
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_count_grows_while_silent_and_restarts_when_heard_from() {
+        let mut w = StaleWatch::default();
+        w.heard_from(10);
+        let expiries: Vec<bool> = (0..6).map(|_| w.count_expiry(STALE_LOSS_CNT)).collect();
+        assert_eq!(expiries, [false, false, false, false, true, true]);
+        assert_eq!(w.count(), 6);
+        w.heard_from(20);
+        assert!(!w.count_expiry(STALE_LOSS_CNT));
+        assert_eq!(
+            w.count(),
+            0,
+            "an ACK since the first expiry starts the count over"
+        );
+        assert!(!w.count_expiry(0) && !w.count_expiry(0) && !w.count_expiry(0));
+        assert_eq!(w.count(), 3, "stale_loss_cnt = 0 counts but never marks");
+    }
+
+    #[test]
+    fn any_ack_makes_a_stale_subflow_usable() {
+        let mut w = StaleWatch {
+            rcv_tstamp: 5,
+            count: 6,
+            count_stamp: 5,
+            stale: true,
+        };
+        w.heard_from(5);
+        assert!(
+            w.is_stale(),
+            "the same timestamp is no news (Linux compares jiffies)"
+        );
+        w.heard_from(6);
+        assert!(!w.is_stale());
+    }
 }

@@ -36,6 +36,8 @@ pub struct FlowSource {
     pub selection: Option<Selection>,
     /// Payload bytes still to deliver for a finite transfer (across reconnects).
     pub remaining: u64,
+    /// Payload bytes its closed connections sent again at the data level.
+    pub reinjected_bytes: u64,
 }
 
 impl FlowSource {
@@ -51,6 +53,7 @@ impl FlowSource {
             stopped: false,
             rng: flow.rng,
             fct_s: None,
+            reinjected_bytes: 0,
             path: 0,
             remaining: match group.traffic {
                 TrafficSpec::File { size } => size.bytes(MSS as u64),

@@ -63,6 +63,11 @@ fn set_slot(slot: &Mutex<Option<Arc<TcpStream>>>, value: Option<Arc<TcpStream>>)
     *slot.lock().unwrap_or_else(|e| e.into_inner()) = value;
 }
 
+/// The connection in `slot` now (`FlowShared::sending` or `receiving`), if any.
+pub fn current(slot: &Mutex<Option<Arc<TcpStream>>>) -> Option<Arc<TcpStream>> {
+    slot.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
 impl FlowShared {
     pub fn fct_s(&self) -> Option<f64> {
         match self.fct_ns.load(Ordering::Relaxed) {

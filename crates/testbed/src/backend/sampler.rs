@@ -2,7 +2,7 @@
 //! the last tick and those that arrived on each subflow; at every trace time, each
 //! subflow's window and RTT as the sending kernel has them.
 
-use super::agents::{FlowPlan, FlowShared};
+use super::agents::{FlowPlan, FlowShared, current};
 use crate::emu::Clock;
 use crate::network::Network;
 use crate::sockinfo::{mptcp_subflows, tcp_info};
@@ -42,6 +42,11 @@ struct Seen {
     subflow_bytes: HashMap<SocketAddrV4, u64>,
     /// An MPTCP connection of this flow was seen running as plain TCP.
     fallen_back: bool,
+    /// The sending connection last read, and what it had sent again at the data level.
+    sending: usize,
+    sending_reinjected: u64,
+    /// What the flow's earlier sending connections had sent again when last read.
+    earlier_reinjected: u64,
 }
 
 /// What sampling found besides the measurements: the MPTCP flows (by index) one of whose
@@ -88,6 +93,7 @@ pub fn sample(
             seen[i].delivered = d;
             if p.mptcp {
                 subflow_deliveries(meter, at, i, p, s, &mut seen[i]);
+                data_level_resends(s, &mut seen[i]);
             }
         }
         if tick.is_multiple_of(trace) {
@@ -104,9 +110,31 @@ pub fn sample(
         progress(tick as f64 / end as f64);
         tick += TICK;
     }
+    for (i, p) in plans.iter().enumerate() {
+        if p.mptcp {
+            meter.reinjected(i, seen[i].earlier_reinjected + seen[i].sending_reinjected);
+        }
+    }
     Ok(Sampled {
         fallen_back: (0..plans.len()).filter(|&i| seen[i].fallen_back).collect(),
     })
+}
+
+/// What the flow's sending connection has sent again at the data level so far, and, when
+/// the source reconnected, what the connection before had (as last read: what it sent in
+/// its last tick is missed).
+fn data_level_resends(shared: &FlowShared, seen: &mut Seen) {
+    let conn = current(&shared.sending);
+    let Some(conn) = conn else { return };
+    let id = Arc::as_ptr(&conn) as usize;
+    if seen.sending != id {
+        seen.sending = id;
+        seen.earlier_reinjected += std::mem::take(&mut seen.sending_reinjected);
+    }
+    if let Some(bytes) = mptcp_subflows(conn.as_raw_fd()).reinjected_bytes() {
+        // Monotonic: a subflow that closed took its bytes with it.
+        seen.sending_reinjected = seen.sending_reinjected.max(bytes);
+    }
 }
 
 /// Bytes that arrived on each subflow of the flow's receiving connection since last time.
@@ -118,11 +146,7 @@ fn subflow_deliveries(
     shared: &FlowShared,
     seen: &mut Seen,
 ) {
-    let conn = shared
-        .receiving
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .clone();
+    let conn = current(&shared.receiving);
     let Some(conn) = conn else { return };
     let id = Arc::as_ptr(&conn) as usize;
     if seen.receiving != id {
@@ -155,11 +179,7 @@ fn subflow_index(plan: &FlowPlan, local: Ipv4Addr) -> Option<usize> {
 /// connection; NaN where a subflow is not established.
 fn windows(plan: &FlowPlan, shared: &FlowShared, seen: &mut Seen) -> Vec<(f32, f32)> {
     let mut out = vec![(f32::NAN, f32::NAN); plan.sources.len()];
-    let conn = shared
-        .sending
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .clone();
+    let conn = current(&shared.sending);
     let Some(conn) = conn else { return out };
     let sample = |i: &libc::tcp_info| (i.tcpi_snd_cwnd as f32, i.tcpi_rtt as f32 / 1000.0);
     if plan.mptcp {

@@ -1,0 +1,67 @@
+//! MPTCP's data-level retransmission timer, as Linux runs it (net/mptcp/protocol.c).
+//!
+//! - Its interval (`msk->timer_ival`, `__mptcp_set_timeout()`) is the longest time left on
+//!   any usable subflow's pending TCP timer when data was last scheduled
+//!   (`mptcp_timeout_from_subflow()`; a subflow counting towards stale contributes
+//!   nothing), or `TCP_RTO_MIN` (200 ms) when none is pending. There is no backoff.
+//! - It is armed when data is pushed and none is pending, restarted whenever the DATA_ACK
+//!   advances, and stopped when everything written is acknowledged (`__mptcp_clean_una()`).
+//! - On expiry (`__mptcp_retrans()`) each subflow with data outstanding at the TCP level is
+//!   counted towards stale (see `stale`); the first subflow with nothing outstanding, if
+//!   any, is given the sent part of the first unacknowledged data fragment again
+//!   (`mptcp_subflow_get_retrans()`). A bulk transfer keeps every subflow busy, so there
+//!   the timer only counts.
+
+use super::stale::{self, is_active};
+use crate::connection::ClientSubflow;
+use crate::connection::timers::TimerTable;
+use crate::mptcp::DataSender;
+use crate::tcp::rtt::MIN_RTO;
+use net::Nanos;
+use std::ops::Range;
+
+/// The interval the timer is (re)armed with, read when data is scheduled.
+pub fn interval(subflows: &[ClientSubflow], timers: &TimerTable, now: Nanos) -> Nanos {
+    let longest = subflows
+        .iter()
+        .enumerate()
+        .filter(|(_, sf)| is_active(sf) && sf.watch.count() == 0)
+        .filter_map(|(s, _)| timers.get(s))
+        .map(|deadline| deadline.saturating_sub(now))
+        .max()
+        .unwrap_or(0);
+    if longest > 0 { longest } else { MIN_RTO }
+}
+
+/// What to send again after an expiry: the subflow and the data segments.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Retransmission {
+    pub subflow: usize,
+    pub dsns: Range<u64>,
+}
+
+/// The timer expired: counts the busy subflows towards stale, and returns what to re-send
+/// on the first idle one, if there is one and anything to re-send.
+pub fn on_expiry(
+    subflows: &mut [ClientSubflow],
+    data: &mut DataSender,
+    loss_cnt: u8,
+) -> Option<Retransmission> {
+    let mut idle = None;
+    for s in 0..subflows.len() {
+        // `__mptcp_subflow_active()`: stale subflows count too.
+        if !subflows[s].is_established() {
+            continue;
+        }
+        if subflows[s].tx.outstanding() > 0 {
+            stale::check(subflows, s, data, loss_cnt);
+        } else if idle.is_none() {
+            idle = Some(s);
+        }
+    }
+    let dsns = data.head_fragment();
+    (!dsns.is_empty()).then_some(Retransmission {
+        subflow: idle?,
+        dsns,
+    })
+}
