@@ -78,7 +78,7 @@ pub fn unsupported(sc: &Scenario) -> Option<String> {
         .collect();
     (!missing.is_empty()).then(|| {
         format!(
-            "no kernel implementation of {} (eBPF programs exist for lia, olia, balia, wvegas)",
+            "no kernel implementation of {} (eBPF programs exist for lia, olia, balia, wvegas, ewtcp, fullycoupled)",
             missing.join(", ")
         )
     })
