@@ -69,6 +69,9 @@ pub fn unsupported(sc: &Scenario) -> Option<String> {
             f.name
         ));
     }
+    if let Err(why) = crate::ndiffports::Ndiffports::of(sc) {
+        return Some(why);
+    }
     let kernel = kernel_algorithms();
     let missing: Vec<&str> = sc
         .flows
