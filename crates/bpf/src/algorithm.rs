@@ -132,3 +132,26 @@ pub fn built() -> std::result::Result<(), &'static str> {
     #[cfg(not(mlab_no_bpf))]
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Algorithm;
+
+    #[test]
+    fn every_name_parses_and_fits_the_kernel_with_a_private_prefix() {
+        for a in Algorithm::ALL {
+            assert_eq!(Algorithm::parse(a.name()).unwrap(), a);
+            assert_eq!(Algorithm::parse(a.registry_id().name()).unwrap(), a);
+            assert_eq!(Algorithm::from_id(a.id()), Some(a));
+            // TCP_CA_NAME_MAX is 16 with the NUL; the tests' prefixes are "t12345a".
+            assert!(format!("t12345a{}", a.name()).len() < 16, "{}", a.name());
+        }
+        assert_eq!(
+            Algorithm::parse("fullycoupled").unwrap(),
+            Algorithm::FullyCoupled
+        );
+        assert_eq!(Algorithm::parse("fcoupled").unwrap().name(), "fcoupled");
+        assert_eq!(Algorithm::parse("coupled").unwrap(), Algorithm::Lia);
+        assert!(Algorithm::parse("reno").is_err());
+    }
+}
