@@ -9,7 +9,7 @@ use std::env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const PROGRAMS: &[&str] = &["lia", "olia", "balia", "wvegas"];
+const PROGRAMS: &[&str] = &["lia", "olia", "balia", "wvegas", "ewtcp", "fcoupled"];
 const BPF_DIR: &str = "src/bpf";
 
 fn main() {

@@ -9,7 +9,14 @@
 #include "../src/bpf/mlab_math.h"
 #include "../src/bpf/mlab_info.h"
 
-enum mlab_host_algorithm { MLAB_RENO = 0, MLAB_LIA = 1, MLAB_OLIA = 2, MLAB_BALIA = 3 };
+enum mlab_host_algorithm {
+	MLAB_RENO = 0,
+	MLAB_LIA = 1,
+	MLAB_OLIA = 2,
+	MLAB_BALIA = 3,
+	MLAB_EWTCP = 5,
+	MLAB_FULLY_COUPLED = 6,
+};
 
 static struct mlab_set mlab_host_set(const struct mlab_subflow *sf, u32 n, u32 r)
 {
@@ -35,6 +42,10 @@ s64 mlab_host_increase_q(u32 algorithm, const struct mlab_subflow *sf, u32 n, u3
 		return mlab_olia_increase_q(&set);
 	case MLAB_BALIA:
 		return mlab_balia_increase_q(&set);
+	case MLAB_EWTCP:
+		return mlab_ewtcp_increase_q(&set);
+	case MLAB_FULLY_COUPLED:
+		return mlab_fully_coupled_increase_q(&set);
 	default:
 		return mlab_reno_increase_q(r < n ? sf[r].cwnd : 1);
 	}
@@ -46,6 +57,8 @@ u32 mlab_host_after_loss(u32 algorithm, const struct mlab_subflow *sf, u32 n, u3
 
 	if (algorithm == MLAB_BALIA)
 		return mlab_balia_after_loss(&set);
+	if (algorithm == MLAB_FULLY_COUPLED)
+		return mlab_fully_coupled_after_loss(&set);
 	return mlab_reno_after_loss(r < n ? sf[r].cwnd : 1);
 }
 

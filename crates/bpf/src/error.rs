@@ -17,7 +17,9 @@ pub enum CcError {
     NoStructOps,
     #[error("this mptcp-lab was built without its eBPF programs: {0}")]
     NotBuilt(&'static str),
-    #[error("unknown congestion control `{0}`: expected one of lia, olia, balia, wvegas, or all")]
+    #[error(
+        "unknown congestion control `{0}`: expected one of lia, olia, balia, wvegas, ewtcp, fcoupled (fullycoupled), or all"
+    )]
     Unknown(String),
     #[error(
         "the name `{0}` is already taken by a congestion control mptcp-lab did not install (a kernel module or another eBPF program); remove that one first, or install under a prefix (MPTCP_LAB_CC_PREFIX)"

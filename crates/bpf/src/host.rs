@@ -55,13 +55,16 @@ pub struct WvegasDecision {
     pub pad: [u8; 3],
 }
 
-/// The algorithms the header implements, as `enum mlab_host_algorithm`.
+/// The algorithms the header implements, as `enum mlab_host_algorithm` (the numbers are the
+/// programs' MLAB_ALG_* ids; wVegas, 4, has its own round function).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Rule {
     Reno = 0,
     Lia = 1,
     Olia = 2,
     Balia = 3,
+    Ewtcp = 5,
+    FullyCoupled = 6,
 }
 
 impl Rule {
@@ -71,6 +74,8 @@ impl Rule {
             "lia" => Rule::Lia,
             "olia" => Rule::Olia,
             "balia" => Rule::Balia,
+            "ewtcp" => Rule::Ewtcp,
+            "fullycoupled" => Rule::FullyCoupled,
             _ => return None,
         })
     }

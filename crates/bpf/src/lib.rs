@@ -1,5 +1,6 @@
-//! LIA, OLIA, Balia and wVegas as eBPF `struct_ops` congestion controls for the stock
-//! Linux kernel's MPTCP, and the commands that manage them (`mptcp-lab cc ...`).
+//! LIA, OLIA, Balia, wVegas, EWTCP and fully coupled as eBPF `struct_ops` congestion
+//! controls for the stock Linux kernel's MPTCP, and the commands that manage them
+//! (`mptcp-lab cc ...`).
 //!
 //! - `src/bpf/`: the programs. `mlab_math.h` holds all the arithmetic, shared with the host
 //!   copy in [`host`] that tests check against the Rust reference (`mptcp-cc`).

@@ -110,7 +110,8 @@ pub struct SubflowInfo {
     pub subflows: u32,
     pub coupled: u32,
     /// The algorithm's alpha for this subflow (LIA: the connection's alpha; OLIA: alpha_r,
-    /// signed; Balia: M / x_r; wVegas: its queue target in packets).
+    /// signed; Balia: M / x_r; wVegas: its queue target in packets; EWTCP: its weight
+    /// 1/n^2; fully coupled: 1, it has none).
     pub alpha: f64,
     /// x_r, packets per second.
     pub rate_pps: f64,

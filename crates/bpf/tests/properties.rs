@@ -56,7 +56,14 @@ fn connection() -> impl Strategy<Value = (Vec<Subflow>, usize)> {
     })
 }
 
-const RULES: [Rule; 4] = [Rule::Reno, Rule::Lia, Rule::Olia, Rule::Balia];
+const RULES: [Rule; 6] = [
+    Rule::Reno,
+    Rule::Lia,
+    Rule::Olia,
+    Rule::Balia,
+    Rule::Ewtcp,
+    Rule::FullyCoupled,
+];
 const ONE: f64 = (1u64 << host::INC_SHIFT) as f64;
 
 proptest! {
@@ -106,7 +113,13 @@ proptest! {
                 inter_loss: s.inter_loss,
             })
             .collect();
-        for (rule, name) in [(Rule::Lia, "lia"), (Rule::Olia, "olia"), (Rule::Balia, "balia")] {
+        for (rule, name) in [
+            (Rule::Lia, "lia"),
+            (Rule::Olia, "olia"),
+            (Rule::Balia, "balia"),
+            (Rule::Ewtcp, "ewtcp"),
+            (Rule::FullyCoupled, "fullycoupled"),
+        ] {
             // The reference assumes r itself was picked among established subflows.
             if !reference[r].established || reference[r].srtt_us == 0 {
                 continue;
@@ -197,7 +210,13 @@ fn one_subflow_is_exactly_reno() {
                 ..Subflow::default()
             }];
             let reno = host::increase_q(Rule::Reno, &sf, 0);
-            for rule in [Rule::Lia, Rule::Olia, Rule::Balia] {
+            for rule in [
+                Rule::Lia,
+                Rule::Olia,
+                Rule::Balia,
+                Rule::Ewtcp,
+                Rule::FullyCoupled,
+            ] {
                 assert_eq!(
                     host::increase_q(rule, &sf, 0),
                     reno,

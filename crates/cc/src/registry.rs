@@ -42,14 +42,14 @@ pub const REGISTRY: [AlgorithmInfo; 7] = [
         id: AlgorithmId::Ewtcp,
         name: "ewtcp",
         aliases: &[],
-        kernel_id: None,
+        kernel_id: Some(5),
         make: || Box::new(Ewtcp),
     },
     AlgorithmInfo {
         id: AlgorithmId::FullyCoupled,
         name: "fullycoupled",
         aliases: &[],
-        kernel_id: None,
+        kernel_id: Some(6),
         make: || Box::new(FullyCoupled),
     },
     AlgorithmInfo {

@@ -143,7 +143,7 @@ enum Command {
         #[arg(long, hide = true)]
         child: bool,
     },
-    /// The eBPF congestion controls (lia, olia, balia, wvegas) on this kernel.
+    /// The eBPF congestion controls (lia, olia, balia, wvegas, ewtcp, fcoupled) on this kernel.
     Cc {
         #[command(subcommand)]
         action: CcAction,

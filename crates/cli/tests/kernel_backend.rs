@@ -428,3 +428,68 @@ delayed_ack = "${delayed_ack}"
     assert!(quick > 0.95, "quick ACKs: {quick:.2} ACKs per segment");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// ndiffports on the kernel (Linux has none; the backend announces the listener's address
+/// again with other ports): E5.3 with `subflows = 3` gives its connection three subflows over
+/// the one interface, each carrying data and told apart by its port; a scenario whose
+/// subflows the kernel's per-host path manager cannot honour is refused, not run with fewer.
+#[test]
+fn ndiffports_opens_every_subflow_over_one_interface_or_refuses() {
+    if !kernel_available("ndiffports_opens_every_subflow_over_one_interface_or_refuses") {
+        return;
+    }
+    let _serial = serial();
+    let e53 = scenario("e5-ndiffports.toml");
+    let e53 = e53.to_str().unwrap();
+    let out = out_dir("ndiffports");
+    let run = start_run(&[
+        e53,
+        "--backend",
+        "kernel",
+        "--set",
+        "subflows=3",
+        "--duration",
+        "25s",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let pid = run.id();
+    let result = run.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    eprintln!("{}{stderr}", String::from_utf8_lossy(&result.stdout));
+    assert!(result.status.success(), "the run failed");
+    assert!(
+        !stderr.contains("ndiffports subflows and had at most"),
+        "{stderr}"
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let variant = &summary["variants"][0];
+    let metric = |name: &str| variant["metrics"][name]["mean"].as_f64();
+    for k in 0..3 {
+        let sf = metric(&format!("group.mptcp.sf{k}.goodput_mbps")).unwrap();
+        assert!(sf > 0.1, "subflow {k}: {sf} Mbit/s");
+    }
+    assert_eq!(metric("group.mptcp.sf3.goodput_mbps"), None);
+    // The listening host took the connection's two joins, on its announced ports.
+    assert_eq!(metric("kernel.client.MPTcpExtMPJoinSynRx"), Some(2.0));
+    assert_eq!(metric("kernel.mptcp_fallbacks"), Some(0.0));
+    assert!(leftovers_of(pid).is_empty(), "{:?}", leftovers_of(pid));
+    let _ = std::fs::remove_dir_all(&out);
+
+    // A second MPTCP group to the same host that is not ndiffports would be offered the
+    // extra ports too: refused, with the reason.
+    let text = std::fs::read_to_string(e53).unwrap().replace(
+        "protocol = \"tcp\"\ncc = \"reno\"",
+        "protocol = \"mptcp\"\ncc = \"reno\"",
+    );
+    let mixed = std::env::temp_dir().join(cleanup::owned_name("mixed.toml"));
+    std::fs::write(&mixed, text).unwrap();
+    let err = refused_run(&[mixed.to_str().unwrap(), "--backend", "kernel"]);
+    assert!(
+        err.contains("flow groups `mptcp` and `tcp` both open MPTCP connections to host `client`")
+            && err.contains("no variant of this scenario can run on the kernel backend"),
+        "{err}"
+    );
+    let _ = std::fs::remove_file(mixed);
+}

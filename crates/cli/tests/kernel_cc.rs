@@ -7,7 +7,8 @@ mod support;
 use serde_json::Value;
 use support::*;
 
-const COUPLED: [&str; 4] = ["lia", "olia", "balia", "wvegas"];
+/// Every eBPF algorithm, by the name it registers under (fully coupled is `fcoupled`).
+const COUPLED: [&str; 6] = ["lia", "olia", "balia", "wvegas", "ewtcp", "fcoupled"];
 
 /// Client and server joined by two veth pairs, each limited to 20 Mbit/s at the client;
 /// the client's second address is an MPTCP `subflow` endpoint, routed out of its own
@@ -308,7 +309,10 @@ fn mptcp_over_two_paths_uses_both_subflows_with_each_algorithm() {
                 s["subflows"]
             );
             assert_eq!(s["coupled"], 2, "{alg}: {s}");
-            assert!(s["cwnd"].as_u64().unwrap() >= 2, "{alg}: {s}");
+            // Fully coupled cuts a path by half the whole connection's window (w_r - tau_r
+            // X / 2): a path whose window is below the other's falls to 1 packet, by design.
+            let least = if *alg == "fcoupled" { 1 } else { 2 };
+            assert!(s["cwnd"].as_u64().unwrap() >= least, "{alg}: {s}");
         }
         report(send);
         let got = report(recv);
@@ -319,13 +323,22 @@ fn mptcp_over_two_paths_uses_both_subflows_with_each_algorithm() {
         let (p0, p1) = (after.0 - before.0, after.1 - before.1);
         let total = got["connections"][0]["bytes"].as_u64().unwrap();
         eprintln!("{alg}: {total} bytes delivered; path 1 carried {p0} B, path 2 {p1} B");
+        // Fully coupled can leave a path at one packet, and Linux's MPTCP connection then
+        // stalls behind that path's segments for seconds (docs/kernel-backend.md, E2): of
+        // five runs here three delivered 24.4 to 25.1 MB and two 3.5 and 3.9 MB. Of it the
+        // test asks only that both paths carried data; of the others, two paths' throughput.
+        let (per_path, least_total) = if *alg == "fcoupled" {
+            (100_000, 500_000)
+        } else {
+            (2_000_000, 15_000_000)
+        };
         assert!(
-            p0 > 2_000_000 && p1 > 2_000_000,
+            p0 > per_path && p1 > per_path,
             "{alg}: path bytes {p0} and {p1}"
         );
         // Two 20 Mbit/s paths for 5 s carry at most 25 MB; far more than one path's share.
         assert!(
-            total > 15_000_000,
+            total > least_total,
             "{alg}: only {total} bytes over two paths"
         );
     }

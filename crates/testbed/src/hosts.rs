@@ -5,6 +5,7 @@
 //! Everything but the namespaces is configured over netlink from inside the namespace.
 
 use crate::emu::tun::Tun;
+use crate::ndiffports::Ndiffports;
 use crate::netlink::{EndpointFlags, MptcpPm, Rtnl};
 use crate::netns::Netns;
 use crate::plan::{Plan, Port};
@@ -48,6 +49,8 @@ struct HostSetup {
     /// incoming flows with `delayed_ack = false`.
     quickack_peers: Vec<Ipv4Addr>,
     multipath: bool,
+    /// ndiffports: (index into `ports`, server ports) announced as `signal` endpoints.
+    signal: Option<(usize, Vec<u16>)>,
 }
 
 impl HostSetup {
@@ -89,7 +92,22 @@ impl HostSetup {
             // The path manager opens a subflow from every endpoint address not already in
             // use by the connection: one per interface, as the simulator does.
             for (i, p) in self.ports.iter().enumerate() {
-                pm.add_endpoint(p.addr, indices[i], i as u8 + 1, EndpointFlags::SUBFLOW)?;
+                pm.add_endpoint(
+                    p.addr,
+                    None,
+                    indices[i],
+                    i as u8 + 1,
+                    EndpointFlags::SUBFLOW,
+                )?;
+            }
+        }
+        if let Some((i, ports)) = &self.signal {
+            // ndiffports (crate::ndiffports): the address again with each extra port; the
+            // kernel listens there and announces it, and the client opens a subflow to each.
+            let p = &self.ports[*i];
+            for (k, &port) in ports.iter().enumerate() {
+                let id = (self.ports.len() + 1 + k) as u8;
+                pm.add_endpoint(p.addr, Some(port), indices[*i], id, EndpointFlags::SIGNAL)?;
             }
         }
         Ok(tuns)
@@ -114,6 +132,7 @@ impl Hosts {
     /// Creates every host. Returns the hosts and the TUN devices in the order of
     /// `plan.ports`.
     pub fn create(sc: &Scenario, plan: &Plan) -> Result<(Hosts, Vec<Tun>)> {
+        let ndiffports = Ndiffports::of(sc).map_err(anyhow::Error::msg)?;
         let mut namespaces = Vec::new();
         let mut tuns: Vec<Option<Tun>> = (0..plan.ports.len()).map(|_| None).collect();
         for (node, mine) in &plan.hosts {
@@ -136,8 +155,20 @@ impl Hosts {
                     main_routes.push((plan.ports[t].addr, via));
                 }
             }
+            let signal = ndiffports
+                .server(*node)
+                .map(|s| {
+                    let i = ports
+                        .iter()
+                        .position(|p| p.out_dir == s.into.reverse())
+                        .context("an ndiffports path ends at no interface of its server")?;
+                    anyhow::Ok((i, s.ports()))
+                })
+                .transpose()?;
             let setup = HostSetup {
-                multipath: ports.len() > 1,
+                // An ndiffports client's subflows all leave from its first path's interface.
+                multipath: ports.len() > 1 && !ndiffports.is_client(*node),
+                signal,
                 ports,
                 main_routes,
                 quickack_peers: quickack_peers(sc, plan, *node),

@@ -11,6 +11,7 @@ pub mod backend;
 pub mod cleanup;
 pub mod emu;
 pub mod hosts;
+pub mod ndiffports;
 pub mod netlink;
 pub mod netns;
 pub mod network;

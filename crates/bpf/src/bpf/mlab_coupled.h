@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
- * The congestion-avoidance step of the window-based coupled algorithms (LIA, OLIA, Balia),
+ * The congestion-avoidance step of the window-based coupled algorithms (LIA, OLIA, Balia,
+ * EWTCP, fully coupled),
  * shaped as tcp_reno_cong_avoid: slow start up to ssthresh, then the algorithm's increase
  * per acknowledged packet for the rest. With one coupled subflow every rule is Reno's, and
  * Reno's own code runs, so plain TCP and single-path MPTCP are exactly Reno.
@@ -21,12 +22,17 @@ static __always_inline s64 mlab_increase_q(const u8 alg, const struct mlab_set *
 		return mlab_olia_increase_q(set);
 	case MLAB_ALG_BALIA:
 		return mlab_balia_increase_q(set);
+	case MLAB_ALG_EWTCP:
+		return mlab_ewtcp_increase_q(set);
+	case MLAB_ALG_FULLY_COUPLED:
+		return mlab_fully_coupled_increase_q(set);
 	default:
 		return mlab_lia_increase_q(set);
 	}
 }
 
-/* The coupling state `cc show` prints: alpha (with its sign for OLIA) and OLIA's sets. */
+/* The coupling state `cc show` prints: alpha (with its sign for OLIA) and OLIA's sets.
+ * EWTCP's alpha is its weight a = 1/n^2; fully coupled has none (1). */
 struct mlab_described {
 	mlab_num alpha;
 	s32 sign;
@@ -60,6 +66,11 @@ static __always_inline void mlab_describe(const u8 alg, const struct mlab_set *v
 	}
 	case MLAB_ALG_BALIA:
 		d->alpha = mlab_balia_alpha(vs);
+		break;
+	case MLAB_ALG_EWTCP:
+		d->alpha = mlab_div(mlab_from_u64(1), mlab_from_u64((u64)c->n * c->n));
+		break;
+	case MLAB_ALG_FULLY_COUPLED:
 		break;
 	default:
 		d->alpha = mlab_lia_alpha(c);

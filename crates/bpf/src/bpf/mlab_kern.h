@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
- * What the four congestion-control programs share on the kernel side: reading a subflow's
+ * What the congestion-control programs share on the kernel side: reading a subflow's
  * siblings, the fractional-window accumulator, Reno's fallback, and the state published
  * for `mptcp-lab cc show`.
  *
@@ -36,6 +36,8 @@ extern void tcp_cong_avoid_ai(struct tcp_sock *tp, __u32 w, __u32 acked) __ksym;
 #define MLAB_ALG_OLIA 2
 #define MLAB_ALG_BALIA 3
 #define MLAB_ALG_WVEGAS 4
+#define MLAB_ALG_EWTCP 5
+#define MLAB_ALG_FULLY_COUPLED 6
 
 /* Per-subflow state, in the socket's icsk_ca_priv (104 bytes on Linux 6.x). */
 struct mlab_ca {

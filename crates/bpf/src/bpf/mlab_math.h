@@ -152,6 +152,22 @@ MLAB_INLINE const struct mlab_subflow *mlab_coupled_self(const struct mlab_set *
 	return me;
 }
 
+/* max(w - cut, 1) in whole packets, rounded down as Reno's halving is: the cut is rounded
+ * up (to 2^-20). A cut at or above w - 1 leaves 1 packet; it is compared before the
+ * fixed-point step, which so only sees cuts below 2^32 packets. */
+MLAB_INLINE u32 mlab_window_less(u64 w, mlab_num cut)
+{
+	u64 cut_q;
+
+	if (w <= 1 || mlab_cmp(cut, mlab_from_u64(w - 1)) >= 0)
+		return 1;
+	cut_q = mlab_to_fixed(cut, 20);
+	cut_q = (cut_q + ((1u << 20) - 1)) >> 20;
+	if (cut_q + 1 > w)
+		return 1;
+	return (u32)(w - cut_q);
+}
+
 /* ---- LIA, RFC 6356 ---------------------------------------------------------------- */
 
 /* alpha = W * max_r (w_r / tau_r^2) / X^2 */
@@ -345,7 +361,7 @@ MLAB_FUNC u32 mlab_balia_after_loss(const struct mlab_set *set)
 	const struct mlab_subflow *me;
 	struct mlab_coupling c;
 	mlab_num a, cut;
-	u64 cut_q, w;
+	u64 w;
 
 	if (!set)
 		return 2;
@@ -358,12 +374,60 @@ MLAB_FUNC u32 mlab_balia_after_loss(const struct mlab_set *set)
 	a = mlab_min(mlab_div(c.max_rate, mlab_rate(me)),
 		     mlab_div(mlab_from_u64(3), mlab_from_u64(2)));
 	cut = mlab_div(mlab_mul(mlab_from_u64(w), a), mlab_from_u64(2));
-	/* Round the cut up (to 2^-20) so that the window rounds down, as Reno's does. */
-	cut_q = mlab_to_fixed(cut, 20);
-	cut_q = (cut_q + ((1u << 20) - 1)) >> 20;
-	if (cut_q + 1 > w)
-		return 1;
-	return (u32)(w - cut_q);
+	return mlab_window_less(w, cut);
+}
+
+/* ---- EWTCP (Honda et al. 2009) -------------------------------------------------------- */
+
+/* a / w_r with a = 1 / n^2, n the coupled subflows: Reno's increase, scaled. One integer
+ * division, exact to 2^-40. */
+MLAB_FUNC s64 mlab_ewtcp_increase_q(const struct mlab_set *set)
+{
+	const struct mlab_subflow *me;
+	struct mlab_coupling c;
+	s64 reno;
+
+	me = mlab_coupled_self(set, &c, &reno);
+	if (!me)
+		return reno;
+	return (s64)((u64)MLAB_ONE_PACKET / ((u64)c.n * c.n * (me->cwnd ? me->cwnd : 1)));
+}
+
+/* ---- Fully coupled (Kelly and Voice 2005; Han et al. 2004) ------------------------------- */
+
+/* x_r / (tau_r X^2) */
+MLAB_FUNC s64 mlab_fully_coupled_increase_q(const struct mlab_set *set)
+{
+	const struct mlab_subflow *me;
+	struct mlab_coupling c;
+	s64 reno;
+
+	me = mlab_coupled_self(set, &c, &reno);
+	if (!me)
+		return reno;
+	return mlab_q(mlab_div(mlab_div(mlab_rate(me), mlab_from_u64(me->srtt_us)),
+			       mlab_mul(c.total_rate, c.total_rate)));
+}
+
+/* w_r - tau_r X / 2, rounded down, at least 1 packet; Reno's halving when r is alone or
+ * not coupled. */
+MLAB_FUNC u32 mlab_fully_coupled_after_loss(const struct mlab_set *set)
+{
+	const struct mlab_subflow *me;
+	struct mlab_coupling c;
+	mlab_num cut;
+
+	if (!set)
+		return 2;
+	me = mlab_self(set);
+	if (!me)
+		return 2;
+	if (!mlab_is_coupled(me) || mlab_couple(set, &c) <= 1)
+		return mlab_reno_after_loss(me->cwnd);
+	/* tau_r X is the whole connection's window scaled to r's RTT: it can exceed w_r many
+	 * times over, which mlab_window_less turns into 1 packet. */
+	cut = mlab_div(mlab_mul(mlab_from_u64(me->srtt_us), c.total_rate), mlab_from_u64(2));
+	return mlab_window_less(me->cwnd, cut);
 }
 
 /* ---- wVegas, one round's decision ------------------------------------------------------ */

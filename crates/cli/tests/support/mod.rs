@@ -103,7 +103,8 @@ impl TestRegistry {
     pub fn new(tag: &str) -> TestRegistry {
         TestRegistry {
             root: PathBuf::from("/sys/fs/bpf").join(cleanup::owned_name(&format!("cc-{tag}"))),
-            // TCP_CA_NAME_MAX is 16: "t" + 5 digits + a tag letter + "wvegas" fits.
+            // TCP_CA_NAME_MAX is 16 with the NUL: "t" + 5 digits + a tag letter + "fcoupled"
+            // (the longest) fits.
             prefix: format!("t{}{tag}", std::process::id() % 100_000),
             baseline: mptcp_bpf::system::live_struct_ops(),
         }

@@ -33,6 +33,9 @@ pub struct FlowPlan {
     pub to: SocketAddr,
     /// Local address of each subflow's path, in subflow order.
     pub sources: Vec<Ipv4Addr>,
+    /// ndiffports: the server port of each subflow, in subflow order (its subflows share
+    /// their addresses); empty otherwise, where a subflow is known by its local address.
+    pub server_ports: Vec<u16>,
     /// Local address of each of the group's paths, best first (reconnects move along).
     pub paths: Vec<Ipv4Addr>,
     /// As registered with the kernel.

@@ -89,9 +89,23 @@ fn flow_plans(
             .get(&group.cc)
             .cloned()
             .unwrap_or_else(|| group.cc.to_string());
+        let to = SocketAddr::new(dst.into(), BASE_PORT + i as u16);
+        let server_ports = if group.protocol == scenario::spec::Protocol::Mptcp
+            && group.path_manager == scenario::spec::PathManager::Ndiffports
+        {
+            (0..sources.len() as u32)
+                .map(|k| match k {
+                    0 => to.port(),
+                    k => crate::ndiffports::subflow_port(k),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         plans.push(FlowPlan {
             slot,
-            to: SocketAddr::new(dst.into(), BASE_PORT + i as u16),
+            to,
+            server_ports,
             sources,
             paths,
             cc,
@@ -277,6 +291,17 @@ pub fn run(
             "note: flow {}#{} fell back to TCP (RFC 8684 3.7: its MPTCP handshake's options did \
              not all arrive, e.g. a third ACK dropped at a full queue); it ran on its first path only",
             sc.flows[slot.group].name, slot.index
+        );
+    }
+    for &(i, most) in &sampled.short_of_subflows {
+        let slot = &slots[i];
+        let group = &sc.flows[slot.group];
+        eprintln!(
+            "note: flow {}#{} asked for {} ndiffports subflows and had at most {most} at once \
+             (a join that did not get through, e.g. lost at a full queue)",
+            group.name,
+            slot.index,
+            plans[i].server_ports.len()
         );
     }
     measured.metrics.insert(

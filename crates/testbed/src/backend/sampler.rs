@@ -47,12 +47,16 @@ struct Seen {
     sending_reinjected: u64,
     /// What the flow's earlier sending connections had sent again when last read.
     earlier_reinjected: u64,
+    /// The most subflows a receiving connection of this flow had at once.
+    most_subflows: usize,
 }
 
 /// What sampling found besides the measurements: the MPTCP flows (by index) one of whose
-/// connections fell back to TCP.
+/// connections fell back to TCP, and the ndiffports flows (by index) that never had all
+/// their subflows, with the most they had.
 pub struct Sampled {
     pub fallen_back: Vec<usize>,
+    pub short_of_subflows: Vec<(usize, usize)>,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -117,6 +121,13 @@ pub fn sample(
     }
     Ok(Sampled {
         fallen_back: (0..plans.len()).filter(|&i| seen[i].fallen_back).collect(),
+        short_of_subflows: (0..plans.len())
+            .filter(|&i| {
+                let most = seen[i].most_subflows;
+                !seen[i].fallen_back && most > 0 && most < plans[i].server_ports.len()
+            })
+            .map(|i| (i, seen[i].most_subflows))
+            .collect(),
     })
 }
 
@@ -155,11 +166,15 @@ fn subflow_deliveries(
     }
     let now = mptcp_subflows(conn.as_raw_fd());
     seen.fallen_back |= now.fallen_back;
+    seen.most_subflows = seen.most_subflows.max(now.subflows.len());
     // A connection that fell back is its first subflow, whose bytes count as such.
     for sf in now.subflows {
-        // At the receiver, a subflow's remote address is the sender's interface.
-        let Some(remote) = sf.remote else { continue };
-        let Some(k) = subflow_index(plan, *remote.ip()) else {
+        // At the receiver, a subflow's remote address is the sender's interface, and its
+        // local port the server port it joined.
+        let (Some(remote), Some(local)) = (sf.remote, sf.local) else {
+            continue;
+        };
+        let Some(k) = subflow_index(plan, *remote.ip(), local.port()) else {
             continue;
         };
         let now = sf.info.tcpi_bytes_received;
@@ -171,8 +186,14 @@ fn subflow_deliveries(
     }
 }
 
-fn subflow_index(plan: &FlowPlan, local: Ipv4Addr) -> Option<usize> {
-    plan.sources.iter().position(|&a| a == local)
+/// The subflow of `plan` with this client address and server port: by the port for
+/// ndiffports (whose subflows share their addresses), by the address otherwise.
+fn subflow_index(plan: &FlowPlan, client: Ipv4Addr, server_port: u16) -> Option<usize> {
+    if plan.server_ports.is_empty() {
+        plan.sources.iter().position(|&a| a == client)
+    } else {
+        plan.server_ports.iter().position(|&p| p == server_port)
+    }
 }
 
 /// (window in packets, smoothed RTT in ms) of each subflow of the flow's sending
@@ -189,7 +210,10 @@ fn windows(plan: &FlowPlan, shared: &FlowShared, seen: &mut Seen) -> Vec<(f32, f
             if sf.info.tcpi_state != TCP_ESTABLISHED {
                 continue;
             }
-            if let Some(k) = sf.local.and_then(|a| subflow_index(plan, *a.ip())) {
+            let (Some(local), Some(remote)) = (sf.local, sf.remote) else {
+                continue;
+            };
+            if let Some(k) = subflow_index(plan, *local.ip(), remote.port()) {
                 out[k] = sample(&sf.info);
             }
         }

@@ -69,6 +69,9 @@ pub fn unsupported(sc: &Scenario) -> Option<String> {
             f.name
         ));
     }
+    if let Err(why) = crate::ndiffports::Ndiffports::of(sc) {
+        return Some(why);
+    }
     let kernel = kernel_algorithms();
     let missing: Vec<&str> = sc
         .flows
@@ -78,7 +81,7 @@ pub fn unsupported(sc: &Scenario) -> Option<String> {
         .collect();
     (!missing.is_empty()).then(|| {
         format!(
-            "no kernel implementation of {} (eBPF programs exist for lia, olia, balia, wvegas)",
+            "no kernel implementation of {} (eBPF programs exist for lia, olia, balia, wvegas, ewtcp, fullycoupled)",
             missing.join(", ")
         )
     })

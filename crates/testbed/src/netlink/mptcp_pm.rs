@@ -24,6 +24,7 @@ const ATTR_SUBFLOWS: u16 = 3;
 const ADDR_ATTR_FAMILY: u16 = 1;
 const ADDR_ATTR_ID: u16 = 2;
 const ADDR_ATTR_ADDR4: u16 = 3;
+const ADDR_ATTR_PORT: u16 = 5;
 const ADDR_ATTR_FLAGS: u16 = 6;
 const ADDR_ATTR_IF_IDX: u16 = 7;
 
@@ -152,15 +153,18 @@ impl MptcpPm {
         Ok(out)
     }
 
-    /// `ip mptcp endpoint add ADDR dev IFINDEX id ID FLAGS`.
+    /// `ip mptcp endpoint add ADDR [port PORT] dev IFINDEX id ID FLAGS`. A port is for
+    /// `signal` endpoints only: the kernel listens there for joins, and announces the
+    /// address with the port.
     pub fn add_endpoint(
         &mut self,
         addr: Ipv4Addr,
+        port: Option<u16>,
         ifindex: u32,
         id: u8,
         flags: EndpointFlags,
     ) -> Result<()> {
-        let inner = vec![
+        let mut inner = vec![
             DefaultNla::new(
                 ADDR_ATTR_FAMILY,
                 (libc::AF_INET as u16).to_ne_bytes().to_vec(),
@@ -170,12 +174,18 @@ impl MptcpPm {
             u32_attr(ADDR_ATTR_FLAGS, flags.0),
             DefaultNla::new(ADDR_ATTR_IF_IDX, (ifindex as i32).to_ne_bytes().to_vec()),
         ];
+        if let Some(port) = port {
+            inner.push(DefaultNla::new(ADDR_ATTR_PORT, port.to_ne_bytes().to_vec()));
+        }
         let mut nested = vec![0u8; inner.as_slice().buffer_len()];
         inner.as_slice().emit(&mut nested);
         self.send(
             CMD_ADD_ADDR,
             vec![DefaultNla::new(ATTR_ADDR | NLA_F_NESTED, nested)],
-            &format!("adding MPTCP endpoint {addr}"),
+            &match port {
+                Some(port) => format!("adding MPTCP endpoint {addr} port {port}"),
+                None => format!("adding MPTCP endpoint {addr}"),
+            },
         )?;
         Ok(())
     }
