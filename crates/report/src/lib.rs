@@ -1,9 +1,11 @@
 //! Results on disk and what is made of them: `summary.json` and per-run series, aggregation
-//! over seeds, comparison with published figures, Markdown reports and plots. Reads results
+//! over seeds, comparison with published figures, Markdown and HTML reports and plots. Reads results
 //! only; knows nothing of the backends that produced them.
 
 pub mod compare;
+pub mod html;
 pub mod markdown;
+pub mod names;
 mod panels;
 pub use markdown::write_report;
 pub mod plots;

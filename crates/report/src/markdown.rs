@@ -5,11 +5,13 @@ use crate::plots::{Bar, Line, line_chart, published_bars};
 use crate::store::{read_series, read_summary};
 use crate::summary::{Check, MetricStats, OrderCheck, Summary};
 use anyhow::Result;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use scenario::metrics::{Entity, Metric, Quantity};
 use scenario::results::Series;
 use scenario::spec::PlotSpec;
 use scenario::units::{Duration, Size};
 use std::fmt::Write;
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 /// How many flows' window traces one plot shows (more is unreadable).
@@ -20,6 +22,10 @@ pub fn write_report(dir: &Path) -> Result<PathBuf> {
     let summary = read_summary(dir)?;
     let mut md = String::new();
     writeln!(md, "# {}\n", summary.scenario)?;
+    writeln!(
+        md,
+        "Interactive version, with zoomable series and hover values: [report.html](report.html).\n"
+    )?;
     if !summary.description.is_empty() {
         writeln!(md, "{}\n", summary.description.trim())?;
     }
@@ -43,7 +49,27 @@ pub fn write_report(dir: &Path) -> Result<PathBuf> {
 
     let path = dir.join("report.md");
     std::fs::write(&path, md)?;
+    let bar = progress_bar(summary.variants.len() as u64);
+    crate::html::write_html(dir, &summary, &|name| {
+        bar.set_message(format!("report.html: {name}"));
+        bar.inc(1);
+    })?;
+    bar.finish_and_clear();
     Ok(path)
+}
+
+/// A progress line on the terminal while a report renders, one step a variant (nothing
+/// when standard error is not a terminal).
+fn progress_bar(variants: u64) -> ProgressBar {
+    let bar = ProgressBar::new(variants);
+    if !std::io::stderr().is_terminal() {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} report [{pos}/{len} variants] {wide_bar} {msg}")
+            .expect("valid template"),
+    );
+    bar
 }
 
 fn fmt_stats(m: &MetricStats) -> String {
@@ -54,7 +80,7 @@ fn fmt_stats(m: &MetricStats) -> String {
     }
 }
 
-fn expectation(c: &Check) -> String {
+pub(crate) fn expectation(c: &Check) -> String {
     let mut parts = Vec::new();
     if let Some(p) = c.published {
         parts.push(format!("{p} {}", c.tolerance.clone().unwrap_or_default()));
@@ -355,7 +381,7 @@ fn failures_explained(md: &mut String, s: &Summary) -> Result<()> {
 
 /// A parameter value as a number for a sweep's x axis: numbers as they are, sizes in MB,
 /// durations in seconds.
-fn numeric(v: &serde_json::Value) -> Option<f64> {
+pub(crate) fn numeric(v: &serde_json::Value) -> Option<f64> {
     match v {
         serde_json::Value::Number(n) => n.as_f64(),
         serde_json::Value::String(t) => t
@@ -367,7 +393,7 @@ fn numeric(v: &serde_json::Value) -> Option<f64> {
     }
 }
 
-fn display(v: &serde_json::Value) -> String {
+pub(crate) fn display(v: &serde_json::Value) -> String {
     match v {
         serde_json::Value::String(t) => t.clone(),
         serde_json::Value::Object(o) => o

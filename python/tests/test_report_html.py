@@ -1,0 +1,124 @@
+"""report.html as a person sees it: a shipped scenario (E1, shortened) is run and reported,
+the page is opened in headless Chromium (Debian's, through Playwright), and the test waits
+for every chart, asserts that each one drew (an SVG with traces in it) and that the console
+shows no JavaScript error, and saves a screenshot of the whole page. The screenshot's path is
+printed; it is kept under target/test-output/report-html/ (or $MPTCP_LAB_TEST_OUT).
+
+Chromium comes from apt (scripts/setup installs it); without it, or without the Python
+package playwright, the test is skipped, and with MPTCP_LAB_REQUIRE_KERNEL=1 (as CI sets) it
+fails instead."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+CHROMIUM = os.environ.get("MPTCP_LAB_CHROMIUM", "/usr/bin/chromium")
+
+
+def missing_piece() -> str | None:
+    if not Path(CHROMIUM).exists() and shutil.which(CHROMIUM) is None:
+        return f"no Chromium at {CHROMIUM} (apt-get install chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the Python package playwright is not installed (python/requirements-dev.txt)"
+    return None
+
+
+@pytest.fixture
+def browser():
+    why = missing_piece()
+    if why is not None:
+        if os.environ.get("MPTCP_LAB_REQUIRE_KERNEL") == "1":
+            pytest.fail(f"MPTCP_LAB_REQUIRE_KERNEL=1 but {why}")
+        pytest.skip(why)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        # No sandbox: the tests run as root, which Chromium's sandbox refuses.
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def output_folder() -> Path:
+    base = Path(os.environ.get("MPTCP_LAB_TEST_OUT", REPO / "target" / "test-output"))
+    folder = base / "report-html"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def test_e1_report_html_renders_every_chart(cli: Path, browser, tmp_path: Path) -> None:
+    out = tmp_path / "e1"
+    subprocess.run(
+        [
+            str(cli),
+            "run",
+            str(REPO / "scenarios" / "e1-khalili.toml"),
+            "--duration",
+            "40s",
+            "--out",
+            str(out),
+            "--report",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    html = out / "report.html"
+    assert html.exists()
+
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    # Offline: any request for something other than a local file is refused and recorded.
+    elsewhere: list[str] = []
+
+    def offline(route):
+        if route.request.url.startswith("file://"):
+            route.continue_()
+        else:
+            elsewhere.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", offline)
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(html.as_uri())
+    expected = int(page.get_attribute("body", "data-charts"))
+    assert expected >= 2, "E1's report has its goodput and queue series, at the least"
+    page.wait_for_function(
+        """n => {
+            const charts = document.querySelectorAll('.plotly-graph-div');
+            return charts.length === n &&
+                [...charts].every(c => c.querySelector('svg.main-svg g.trace'));
+        }""",
+        arg=expected,
+        timeout=30_000,
+    )
+    drawn = page.evaluate(
+        """() => [...document.querySelectorAll('.plotly-graph-div')].map(c => ({
+            id: c.id,
+            traces: c.querySelectorAll('g.trace').length,
+            width: c.getBoundingClientRect().width,
+            height: c.getBoundingClientRect().height,
+        }))"""
+    )
+    for chart in drawn:
+        assert chart["traces"] > 0 and chart["width"] > 100 and chart["height"] > 100, chart
+    # The checks, coloured by verdict.
+    assert page.locator("tr.pass, tr.fail").count() > 0
+    shot = output_folder() / "e1-khalili-report.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.stat().st_size > 10_000
+    print(f"screenshot: {shot}", file=sys.stderr)
+    assert errors == [], errors
+    assert elsewhere == [], f"report.html asked the network for {elsewhere}"
