@@ -116,6 +116,14 @@ def test_e1_report_html_renders_every_chart(cli: Path, browser, tmp_path: Path) 
         assert chart["traces"] > 0 and chart["width"] > 100 and chart["height"] > 100, chart
     # The checks, coloured by verdict.
     assert page.locator("tr.pass, tr.fail").count() > 0
+    # Table 1 of the Balia draft in its layout: a row per case and type, a column per
+    # algorithm, ours beside the published figure in every cell.
+    paper = page.locator("table.paper")
+    assert paper.count() == 1
+    heads = paper.locator("tr").first.inner_text().split("\t")
+    assert [h.strip() for h in heads] == ["case", "type", "single-path", "LIA", "OLIA", "Balia"]
+    assert paper.locator("td.pass, td.fail").count() == 16
+    assert "published 9.47" in paper.inner_text()
     shot = output_folder() / "e1-khalili-report.png"
     page.screenshot(path=str(shot), full_page=True)
     assert shot.stat().st_size > 10_000

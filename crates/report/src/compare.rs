@@ -260,6 +260,7 @@ mod tests {
             }],
             orders: Vec::new(),
             plots: Vec::new(),
+            tables: Vec::new(),
         }
     }
 

@@ -197,6 +197,7 @@ struct TraceData {
 pub fn write_html(dir: &Path, s: &Summary, each_variant: &dyn Fn(&str)) -> Result<PathBuf> {
     let mut page = Page::new();
     header(&mut page, s);
+    page.push(&crate::tables::html(s));
     checks_table(&mut page, s);
     orders_table(&mut page, s);
     figures(&mut page, s, dir)?;

@@ -11,6 +11,7 @@ pub use markdown::write_report;
 pub mod plots;
 pub mod store;
 pub mod summary;
+pub mod tables;
 
 pub use store::{read_summary, write_results};
 pub use summary::{Check, MetricStats, Summary, VariantSummary, summarize};

@@ -41,6 +41,7 @@ pub fn write_report(dir: &Path) -> Result<PathBuf> {
         seeds.join(", ")
     )?;
 
+    crate::tables::markdown(&mut md, &summary)?;
     checks_section(&mut md, &summary)?;
     orders_section(&mut md, &summary)?;
     custom_plots(&mut md, &summary, dir)?;
