@@ -199,6 +199,7 @@ pub fn write_html(dir: &Path, s: &Summary, each_variant: &dyn Fn(&str)) -> Resul
     header(&mut page, s);
     page.push(&crate::tables::html(s));
     checks_table(&mut page, s);
+    published_figure(&mut page, s);
     orders_table(&mut page, s);
     figures(&mut page, s, dir)?;
     let source = Source {
@@ -288,6 +289,22 @@ fn checks_table(page: &mut Page, s: &Summary) {
     }
     h.push_str("</table>\n");
     page.push(&h);
+}
+
+/// Ours against the published figures: one chart per metric.
+fn published_figure(page: &mut Page, s: &Summary) {
+    let panels = crate::published::panels(s);
+    if panels.is_empty() {
+        return;
+    }
+    page.push(
+        "<h2>Ours against the published figures</h2>\n<p>One chart per metric, the variants \
+         grouped by their parameters: the published figure with its tolerance as a grey bar, \
+         ours (mean, with the range over seeds) blue inside the tolerance and red outside.</p>\n",
+    );
+    for plot in crate::published::plotly_panels(&panels) {
+        page.chart(&plot);
+    }
 }
 
 fn orders_table(page: &mut Page, s: &Summary) {

@@ -7,6 +7,7 @@ pub mod html;
 pub mod markdown;
 pub mod names;
 mod panels;
+pub mod published;
 pub use markdown::write_report;
 pub mod plots;
 pub mod store;

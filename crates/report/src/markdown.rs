@@ -1,7 +1,7 @@
 //! `report.md` beside `summary.json`: the checks against published figures, the metrics of
 //! every variant, and plots of each variant's first run.
 
-use crate::plots::{Bar, Line, line_chart, published_bars};
+use crate::plots::{Line, line_chart};
 use crate::store::{read_series, read_summary};
 use crate::summary::{Check, MetricStats, OrderCheck, Summary};
 use anyhow::Result;
@@ -212,37 +212,18 @@ fn metrics_section(md: &mut String, s: &Summary) -> Result<()> {
 
 fn plots_section(md: &mut String, s: &Summary, dir: &Path) -> Result<()> {
     writeln!(md, "## Plots\n")?;
-    let bars: Vec<Bar> = s
-        .checks()
-        .filter_map(|(v, c)| {
-            let published = c.published?;
-            let ours = c.ours?;
-            let range = if c.over.is_none() {
-                v.metrics
-                    .get(&c.metric)
-                    .map(|m| (m.min, m.max))
-                    .unwrap_or((ours, ours))
-            } else {
-                (ours, ours)
-            };
-            let short = c.metric.rsplit('.').nth(1).unwrap_or(&c.metric);
-            Some(Bar {
-                label: format!("{} {short}", v.name),
-                ours,
-                ours_range: range,
-                published,
-            })
-        })
-        .collect();
-    if !bars.is_empty() {
-        published_bars(
-            &dir.join("published"),
-            &format!("{}: ours vs published", s.scenario),
-            &bars,
-        )?;
+    let panels = crate::published::panels(s);
+    if crate::published::draw(
+        &dir.join("published"),
+        &format!("{}: ours against the published figures", s.scenario),
+        &panels,
+    )? {
         writeln!(
             md,
-            "![ours vs published](published.png) ([svg](published.svg))\n"
+            "One panel per metric, the variants grouped by their parameters: the published \
+             figure as a black bar in its shaded tolerance band, ours as a dot with the range \
+             over seeds (red: outside the tolerance).\n\n\
+             ![ours against the published figures](published.png) ([svg](published.svg))\n"
         )?;
     }
     for v in &s.variants {
