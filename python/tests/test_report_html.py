@@ -57,63 +57,76 @@ def output_folder() -> Path:
     return folder
 
 
-def test_e1_report_html_renders_every_chart(cli: Path, browser, tmp_path: Path) -> None:
-    out = tmp_path / "e1"
+def run(cli: Path, scenario: str, out: Path, *extra: str) -> None:
     subprocess.run(
-        [
-            str(cli),
-            "run",
-            str(REPO / "scenarios" / "e1-khalili.toml"),
-            "--duration",
-            "40s",
-            "--out",
-            str(out),
-            "--report",
-        ],
+        [str(cli), "run", str(REPO / "scenarios" / scenario), "--out", str(out), *extra],
         check=True,
         capture_output=True,
         text=True,
     )
-    html = out / "report.html"
-    assert html.exists()
 
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    # Offline: any request for something other than a local file is refused and recorded.
-    elsewhere: list[str] = []
 
-    def offline(route):
-        if route.request.url.startswith("file://"):
-            route.continue_()
-        else:
-            elsewhere.append(route.request.url)
-            route.abort()
+class Opened:
+    """A page opened offline (any request for something other than a local file refused
+    and recorded), its console errors recorded, every chart waited for and measured."""
 
-    page.route("**/*", offline)
-    errors: list[str] = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(html.as_uri())
-    expected = int(page.get_attribute("body", "data-charts"))
-    assert expected >= 2, "E1's report has its goodput and queue series, at the least"
-    page.wait_for_function(
-        """n => {
-            const charts = document.querySelectorAll('.plotly-graph-div');
-            return charts.length === n &&
-                [...charts].every(c => c.querySelector('svg.main-svg g.trace'));
-        }""",
-        arg=expected,
-        timeout=30_000,
-    )
-    drawn = page.evaluate(
-        """() => [...document.querySelectorAll('.plotly-graph-div')].map(c => ({
-            id: c.id,
-            traces: c.querySelectorAll('g.trace').length,
-            width: c.getBoundingClientRect().width,
-            height: c.getBoundingClientRect().height,
-        }))"""
-    )
-    for chart in drawn:
-        assert chart["traces"] > 0 and chart["width"] > 100 and chart["height"] > 100, chart
+    def __init__(self, browser, html: Path) -> None:
+        assert html.exists(), html
+        self.page = browser.new_page(viewport={"width": 1280, "height": 900})
+        self.elsewhere: list[str] = []
+        self.errors: list[str] = []
+
+        def offline(route):
+            if route.request.url.startswith("file://"):
+                route.continue_()
+            else:
+                self.elsewhere.append(route.request.url)
+                route.abort()
+
+        self.page.route("**/*", offline)
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.goto(html.as_uri())
+        self.charts = int(self.page.get_attribute("body", "data-charts"))
+        self.page.wait_for_function(
+            """n => {
+                const charts = document.querySelectorAll('.plotly-graph-div');
+                return charts.length === n &&
+                    [...charts].every(c => c.querySelector('svg.main-svg g.trace'));
+            }""",
+            arg=self.charts,
+            timeout=30_000,
+        )
+        drawn = self.page.evaluate(
+            """() => [...document.querySelectorAll('.plotly-graph-div')].map(c => ({
+                id: c.id,
+                traces: c.querySelectorAll('g.trace').length,
+                width: c.getBoundingClientRect().width,
+                height: c.getBoundingClientRect().height,
+            }))"""
+        )
+        for chart in drawn:
+            assert chart["traces"] > 0 and chart["width"] > 100 and chart["height"] > 100, chart
+
+    def screenshot(self, name: str) -> None:
+        """Keeps a screenshot of the whole page and prints where."""
+        shot = output_folder() / name
+        self.page.screenshot(path=str(shot), full_page=True)
+        assert shot.stat().st_size > 10_000
+        print(f"screenshot: {shot}", file=sys.stderr)
+
+    def clean(self) -> None:
+        assert self.errors == [], self.errors
+        assert self.elsewhere == [], f"the page asked the network for {self.elsewhere}"
+
+
+def test_e1_report_html_renders_every_chart(cli: Path, browser, tmp_path: Path) -> None:
+    out = tmp_path / "e1"
+    run(cli, "e1-khalili.toml", out, "--duration", "40s", "--report")
+    opened = Opened(browser, out / "report.html")
+    # Ours against the published (two metrics) and the goodput and queue series at the least.
+    assert opened.charts >= 4
+    page = opened.page
     # The checks, coloured by verdict.
     assert page.locator("tr.pass, tr.fail").count() > 0
     # Table 1 of the Balia draft in its layout: a row per case and type, a column per
@@ -124,9 +137,28 @@ def test_e1_report_html_renders_every_chart(cli: Path, browser, tmp_path: Path) 
     assert [h.strip() for h in heads] == ["case", "type", "single-path", "LIA", "OLIA", "Balia"]
     assert paper.locator("td.pass, td.fail").count() == 16
     assert "published 9.47" in paper.inner_text()
-    shot = output_folder() / "e1-khalili-report.png"
-    page.screenshot(path=str(shot), full_page=True)
-    assert shot.stat().st_size > 10_000
-    print(f"screenshot: {shot}", file=sys.stderr)
-    assert errors == [], errors
-    assert elsewhere == [], f"report.html asked the network for {elsewhere}"
+    opened.screenshot("e1-khalili-report.png")
+    opened.clean()
+
+
+def test_compare_html_renders_both_results(cli: Path, browser, tmp_path: Path) -> None:
+    """`compare --html` of two results of E3 (shortened to 30 s and to 40 s, two seeds each)."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    run(cli, "e3-aggregation.toml", a, "--duration", "30s", "--seeds", "2")
+    run(cli, "e3-aggregation.toml", b, "--duration", "40s", "--seeds", "2")
+    page_path = tmp_path / "compare.html"
+    subprocess.run(
+        [str(cli), "compare", str(a), str(b), "--html", str(page_path)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    opened = Opened(browser, page_path)
+    assert opened.charts >= 1
+    text = opened.page.inner_text("body")
+    assert "Every metric both results have" in text
+    assert "download goodput (Mbit/s)" in text
+    # Both results' lines in the series charts (the first solid, the second dashed).
+    assert "A (sim)" in text and "B (sim)" in text
+    opened.screenshot("e3-compare.png")
+    opened.clean()

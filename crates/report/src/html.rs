@@ -429,10 +429,14 @@ pub fn time_series(
                 .iter()
                 .map(|k| {
                     let path = src.dir.join(&v.dir).join(format!("series-seed{k}.csv"));
+                    // Beside the page, relative; from a comparison page elsewhere, absolute.
                     let href = if sources.len() == 1 {
                         format!("{}/series-seed{k}.csv", v.dir)
                     } else {
-                        path.display().to_string()
+                        std::fs::canonicalize(&path)
+                            .unwrap_or(path)
+                            .display()
+                            .to_string()
                     };
                     format!("<a href=\"{}\">{k}</a>", esc(&href).replace(' ', "%20"))
                 })

@@ -3,6 +3,7 @@
 //! only; knows nothing of the backends that produced them.
 
 pub mod compare;
+pub mod compare_html;
 pub mod html;
 pub mod markdown;
 pub mod names;
