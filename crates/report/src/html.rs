@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 /// Points a line keeps at most for display (pairs of lowest and highest per interval).
 pub const MAX_POINTS: usize = 400;
-/// Lines of one kind a variant draws at most (more is unreadable, and heavy).
+/// Lines of one kind a variant draws at most, the busiest (more is unreadable, and heavy).
 const MAX_LINES: usize = 12;
 
 /// The page being written: its body, and how many charts it holds.
@@ -452,11 +452,11 @@ pub fn time_series(
                 csv.join(", ")
             ));
             for (kind, traces) in KINDS.iter().zip(&mut kinds) {
-                for x in series
-                    .iter()
-                    .filter(|x| x.name == kind.series && x.entity.starts_with(kind.prefix))
-                    .take(MAX_LINES)
-                {
+                for x in busiest(
+                    series
+                        .iter()
+                        .filter(|x| x.name == kind.series && x.entity.starts_with(kind.prefix)),
+                ) {
                     let (xs, ys) = decimate(&x.times_s, &x.values, MAX_POINTS);
                     traces.push(TraceData {
                         variant: vi,
@@ -475,7 +475,8 @@ pub fn time_series(
     page.push(&format!(
         "<h2>Time series</h2>\n<p>First seed of each variant{}; pick the variant in the menu \
          at the top left of each chart. Lines are decimated for display (each interval's \
-         lowest and highest value kept); the full series are in the CSV files below.</p>\n",
+         lowest and highest value kept), and of more than 12 lines of a kind the 12 with the \
+         highest means are drawn; the full series are in the CSV files below.</p>\n",
         if sources.len() > 1 {
             let names: Vec<&str> = sources.iter().map(|s| s.label).collect();
             format!(", {} solid, {} dashed", names[0], names[1..].join(", "))
@@ -494,6 +495,25 @@ pub fn time_series(
         links.join("\n")
     ));
     Ok(())
+}
+
+/// At most [`MAX_LINES`] series, those with the highest means when there are more (an
+/// idle link's empty queue says less than a busy one's), in their own order.
+fn busiest<'a>(all: impl Iterator<Item = &'a Series>) -> Vec<&'a Series> {
+    let mut all: Vec<(usize, f64, &Series)> = all
+        .enumerate()
+        .map(|(i, x)| {
+            let finite = x.values.iter().filter(|v| v.is_finite());
+            let n = finite.clone().count().max(1) as f64;
+            (i, finite.sum::<f64>() / n, x)
+        })
+        .collect();
+    if all.len() > MAX_LINES {
+        all.sort_by(|a, b| b.1.total_cmp(&a.1));
+        all.truncate(MAX_LINES);
+        all.sort_by_key(|a| a.0);
+    }
+    all.into_iter().map(|(_, _, x)| x).collect()
 }
 
 /// A chart with every variant's lines, one variant visible at a time, and a menu to pick.
@@ -788,6 +808,29 @@ mod tests {
         assert!(xs.windows(2).all(|w| w[0] < w[1]));
         let (xs, _) = decimate(&t[..10], &v[..10], MAX_POINTS);
         assert_eq!(xs.len(), 10);
+    }
+
+    #[test]
+    fn of_many_lines_the_busiest_are_drawn_in_their_order() {
+        let series: Vec<Series> = (0..20)
+            .map(|i| Series {
+                name: "queue_pkts".into(),
+                entity: format!("link.l{i}.ab"),
+                times_s: vec![0.0, 1.0],
+                values: vec![f64::from(i % 7), f64::NAN],
+            })
+            .collect();
+        let kept: Vec<&str> = busiest(series.iter())
+            .iter()
+            .map(|x| x.entity.as_str())
+            .collect();
+        assert_eq!(kept.len(), MAX_LINES);
+        assert!(!kept.contains(&"link.l0.ab") && !kept.contains(&"link.l7.ab"));
+        assert!(
+            kept.windows(2)
+                .all(|w| w[0] < w[1] || w[0].len() < w[1].len())
+        );
+        assert_eq!(busiest(series[..3].iter()).len(), 3);
     }
 
     #[test]
