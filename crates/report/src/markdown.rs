@@ -41,16 +41,20 @@ pub fn write_report(dir: &Path) -> Result<PathBuf> {
         seeds.join(", ")
     )?;
 
+    // Two steps a variant: its plots for report.md, then its series for report.html.
+    let bar = progress_bar(2 * summary.variants.len() as u64);
     crate::tables::markdown(&mut md, &summary)?;
     checks_section(&mut md, &summary)?;
     orders_section(&mut md, &summary)?;
     custom_plots(&mut md, &summary, dir)?;
     metrics_section(&mut md, &summary)?;
-    plots_section(&mut md, &summary, dir)?;
+    plots_section(&mut md, &summary, dir, &|name| {
+        bar.set_message(format!("report.md: {name}"));
+        bar.inc(1);
+    })?;
 
     let path = dir.join("report.md");
     std::fs::write(&path, md)?;
-    let bar = progress_bar(summary.variants.len() as u64);
     crate::html::write_html(dir, &summary, &|name| {
         bar.set_message(format!("report.html: {name}"));
         bar.inc(1);
@@ -59,15 +63,15 @@ pub fn write_report(dir: &Path) -> Result<PathBuf> {
     Ok(path)
 }
 
-/// A progress line on the terminal while a report renders, one step a variant (nothing
-/// when standard error is not a terminal).
-fn progress_bar(variants: u64) -> ProgressBar {
-    let bar = ProgressBar::new(variants);
+/// A progress line on the terminal while a report renders (nothing when standard error is
+/// not a terminal).
+fn progress_bar(steps: u64) -> ProgressBar {
+    let bar = ProgressBar::new(steps);
     if !std::io::stderr().is_terminal() {
         bar.set_draw_target(ProgressDrawTarget::hidden());
     }
     bar.set_style(
-        ProgressStyle::with_template("{spinner} report [{pos}/{len} variants] {wide_bar} {msg}")
+        ProgressStyle::with_template("{spinner} report [{pos}/{len}] {wide_bar} {msg}")
             .expect("valid template"),
     );
     bar
@@ -210,7 +214,12 @@ fn metrics_section(md: &mut String, s: &Summary) -> Result<()> {
     Ok(())
 }
 
-fn plots_section(md: &mut String, s: &Summary, dir: &Path) -> Result<()> {
+fn plots_section(
+    md: &mut String,
+    s: &Summary,
+    dir: &Path,
+    each_variant: &dyn Fn(&str),
+) -> Result<()> {
     writeln!(md, "## Plots\n")?;
     let panels = crate::published::panels(s);
     if crate::published::draw(
@@ -227,6 +236,7 @@ fn plots_section(md: &mut String, s: &Summary, dir: &Path) -> Result<()> {
         )?;
     }
     for v in &s.variants {
+        each_variant(&v.name);
         let Some(seed) = s.seeds.first() else {
             continue;
         };
