@@ -192,33 +192,18 @@ fn orders(page: &mut Page, a: &Summary, b: &Summary, la: &str, lb: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::summary::VariantSummary;
 
+    /// One variant, three seeds: each metric's values.
     fn summary(backend: &str, metrics: &[(&str, &[f64])]) -> Summary {
-        Summary {
-            format: 1,
-            scenario: "s".into(),
-            file: "s.toml".into(),
-            description: String::new(),
-            source: String::new(),
-            backend: backend.into(),
-            seeds: vec![1, 2, 3],
-            variants: vec![VariantSummary {
-                name: "v".into(),
-                dir: "v".into(),
-                params: Default::default(),
-                metrics: metrics
-                    .iter()
-                    .map(|(k, xs)| (k.to_string(), MetricStats::of(xs)))
-                    .collect(),
-                checks: Vec::new(),
-                stats: Vec::new(),
-                emulator: Vec::new(),
-            }],
-            orders: Vec::new(),
-            plots: Vec::new(),
-            tables: Vec::new(),
-        }
+        let mut s = crate::compare::tests::summary_of(
+            backend,
+            metrics
+                .iter()
+                .map(|(k, xs)| (k.to_string(), MetricStats::of(xs)))
+                .collect(),
+        );
+        s.seeds = vec![1, 2, 3];
+        s
     }
 
     #[test]
