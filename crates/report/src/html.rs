@@ -4,6 +4,7 @@
 //! by pass or fail. Series are decimated for display (at most [`MAX_POINTS`] points a line,
 //! each interval's lowest and highest value kept); the full series are linked as CSV.
 
+use crate::markdown::Points;
 use crate::names;
 use crate::store::read_series;
 use crate::summary::{MetricStats, Summary, VariantSummary};
@@ -569,10 +570,7 @@ fn variant_chart(variants_of: &[VariantSummary], kind: &Kind, traces: Vec<TraceD
     plot
 }
 
-/// Means over seeds of `metric` against a numeric parameter, with one standard deviation as
-/// error bars: `(x, mean, std)` per point, sorted by x.
-type Points = Vec<(f64, f64, f64)>;
-
+/// A line through `pts` with one standard deviation over seeds as error bars.
 fn line_with_errors(label: &str, pts: &Points, dash: bool) -> Box<Scatter<f64, f64>> {
     let line = if dash {
         Line::new().dash(plotly::common::DashType::Dash)
@@ -660,33 +658,12 @@ fn figures(page: &mut Page, s: &Summary, dir: &Path) -> Result<()> {
                 scale,
                 y_label,
             } => {
-                let mut groups: std::collections::BTreeMap<String, Points> = Default::default();
-                for v in &s.variants {
-                    let (Some(xv), Some(m)) = (
-                        v.params.get(x).and_then(crate::markdown::numeric),
-                        v.metrics.get(metric),
-                    ) else {
-                        continue;
-                    };
-                    let key = by
-                        .as_ref()
-                        .and_then(|b| v.params.get(b))
-                        .map(crate::markdown::display)
-                        .map_or_else(
-                            || names::metric(metric),
-                            |l| format!("{}={l}", by.as_deref().unwrap_or_default()),
-                        );
-                    groups
-                        .entry(key)
-                        .or_default()
-                        .push((xv, m.mean * scale, m.std * scale));
-                }
-                if groups.is_empty() {
+                let lines = crate::markdown::sweep_lines(s, metric, x, by.as_deref(), *scale);
+                if lines.is_empty() {
                     continue;
                 }
                 let mut p = Plot::new();
-                for (label, mut pts) in groups {
-                    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                for (label, pts) in lines {
                     p.add_trace(line_with_errors(&label, &pts, false));
                 }
                 let y = y_label.clone().unwrap_or_else(|| names::metric(metric));

@@ -397,6 +397,42 @@ pub(crate) fn display(v: &serde_json::Value) -> String {
     }
 }
 
+/// Points of a line over a parameter: (x, mean, standard deviation over seeds).
+pub(crate) type Points = Vec<(f64, f64, f64)>;
+
+/// A sweep's lines: one per value of `by` (labelled `by=value`), or one labelled with the
+/// metric in words; each point (x, mean, standard deviation) over seeds, scaled, sorted by
+/// x. Variants whose `x` is not a number or a size are left out.
+pub(crate) fn sweep_lines(
+    s: &Summary,
+    metric: &str,
+    x: &str,
+    by: Option<&str>,
+    scale: f64,
+) -> Vec<(String, Points)> {
+    let mut groups: std::collections::BTreeMap<String, Points> = Default::default();
+    for v in &s.variants {
+        let (Some(xv), Some(m)) = (v.params.get(x).and_then(numeric), v.metrics.get(metric)) else {
+            continue;
+        };
+        let key = match by.and_then(|b| v.params.get(b)) {
+            Some(value) => format!("{}={}", by.unwrap_or_default(), display(value)),
+            None => crate::names::metric(metric),
+        };
+        groups
+            .entry(key)
+            .or_default()
+            .push((xv, m.mean * scale, m.std * scale));
+    }
+    groups
+        .into_iter()
+        .map(|(label, mut pts)| {
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            (label, pts)
+        })
+        .collect()
+}
+
 /// The figures the scenario file asks for.
 fn custom_plots(md: &mut String, s: &Summary, dir: &Path) -> Result<()> {
     for (i, plot) in s.plots.iter().enumerate() {
@@ -497,29 +533,12 @@ fn custom_plots(md: &mut String, s: &Summary, dir: &Path) -> Result<()> {
                 scale,
                 y_label,
             } => {
-                let mut groups: std::collections::BTreeMap<String, Vec<(f64, f64)>> =
-                    Default::default();
-                for v in &s.variants {
-                    let (Some(xv), Some(m)) =
-                        (v.params.get(x).and_then(numeric), v.metrics.get(metric))
-                    else {
-                        continue;
-                    };
-                    let key = by
-                        .as_ref()
-                        .and_then(|b| v.params.get(b))
-                        .map(display)
-                        .unwrap_or_else(|| metric.clone());
-                    groups.entry(key).or_default().push((xv, m.mean * scale));
-                }
-                let lines: Vec<Line> = groups
+                let lines: Vec<Line> = sweep_lines(s, metric, x, by.as_deref(), *scale)
                     .into_iter()
-                    .map(|(label, mut pts)| {
-                        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    .map(|(label, pts)| {
+                        let pts: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.1)).collect();
                         Line {
-                            label: by
-                                .as_ref()
-                                .map_or(label.clone(), |b| format!("{b}={label}")),
+                            label,
                             marks: pts.clone(),
                             points: pts,
                         }
@@ -528,7 +547,9 @@ fn custom_plots(md: &mut String, s: &Summary, dir: &Path) -> Result<()> {
                 if lines.is_empty() {
                     continue;
                 }
-                let y = y_label.clone().unwrap_or_else(|| metric.clone());
+                let y = y_label
+                    .clone()
+                    .unwrap_or_else(|| crate::names::metric(metric));
                 line_chart(&dir.join(&stem), title, x, &y, &lines)?;
                 writeln!(
                     md,
