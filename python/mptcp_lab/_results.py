@@ -171,7 +171,8 @@ class Results:
         return pd.DataFrame(rows)
 
     def report(self) -> Path:
-        """Writes report.md with its plots into the folder and returns its path."""
+        """Writes report.md with its plots, and report.html beside it, into the folder; returns
+        the path of report.md."""
         from mptcp_lab._core import write_report
 
         return Path(write_report(self.path))

@@ -115,7 +115,14 @@ enum Command {
         action: EmuAction,
     },
     /// Two results folders of one scenario side by side (e.g. sim and kernel), as Markdown.
-    Compare { a: PathBuf, b: PathBuf },
+    Compare {
+        a: PathBuf,
+        b: PathBuf,
+        /// Also write this HTML page: both results' series overlaid per variant, every
+        /// metric both have with the difference and whether it lies inside the seed spread.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
+    },
     /// Simulator benchmark: packet-hops and events per second, events per hop and peak
     /// memory, on TCP and MPTCP dumbbells and many on/off sources.
     Bench {
@@ -274,7 +281,7 @@ fn main() -> ExitCode {
         )
         .map(|all_pass| all_pass || !strict),
         Command::Check { scenarios, set } => run::check(&scenarios, &set),
-        Command::Compare { a, b } => run::compare(&a, &b),
+        Command::Compare { a, b, html } => run::compare(&a, &b, html.as_deref()),
         Command::Emu {
             action: EmuAction::Bench { seconds, repeat },
         } => emu_bench::bench(seconds, repeat),

@@ -310,7 +310,7 @@ fn print_table(s: &report::Summary) {
 }
 
 /// `compare A B`: two results folders of one scenario side by side.
-pub fn compare(a: &Path, b: &Path) -> Result<bool> {
+pub fn compare(a: &Path, b: &Path, html: Option<&Path>) -> Result<bool> {
     let (sa, sb) = (report::read_summary(a)?, report::read_summary(b)?);
     if sa.scenario != sb.scenario {
         bail!(
@@ -322,6 +322,10 @@ pub fn compare(a: &Path, b: &Path) -> Result<bool> {
         );
     }
     print!("{}", report::compare::compare(&sa, &sb));
+    if let Some(page) = html {
+        report::compare_html::write(&sa, a, &sb, b, page)?;
+        eprintln!("wrote {}", page.display());
+    }
     Ok(true)
 }
 
@@ -365,6 +369,7 @@ mod tests {
             ],
             orders: Vec::new(),
             plots: Vec::new(),
+            tables: Vec::new(),
         };
         let seed = summary.variants[1].emulator[1].seed;
         assert_eq!(

@@ -238,7 +238,7 @@ fn run_task<'py>(
     Ok(PyBytes::new(py, &result.encode()))
 }
 
-/// Writes report.md and its plots for a results folder; returns its path.
+/// Writes report.md (with its plots) and report.html for a results folder; returns report.md.
 #[pyfunction]
 fn write_report(py: Python<'_>, dir: PathBuf) -> PyResult<PathBuf> {
     py.detach(|| report::write_report(&dir))

@@ -221,7 +221,7 @@ pub fn compare(a: &Summary, b: &Summary) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::summary::MetricStats;
     use std::collections::BTreeMap;
@@ -237,7 +237,19 @@ mod tests {
         }
     }
 
-    fn summary(backend: &str, metrics: &[(&str, f64)]) -> Summary {
+    /// One variant, one seed: each metric's value.
+    pub(crate) fn summary(backend: &str, metrics: &[(&str, f64)]) -> Summary {
+        summary_of(
+            backend,
+            metrics
+                .iter()
+                .map(|(k, v)| (k.to_string(), stats(*v)))
+                .collect(),
+        )
+    }
+
+    /// One variant named `v`, with these metrics.
+    pub(crate) fn summary_of(backend: &str, metrics: BTreeMap<String, MetricStats>) -> Summary {
         Summary {
             format: 1,
             scenario: "s".into(),
@@ -250,16 +262,14 @@ mod tests {
                 name: "v".into(),
                 dir: "v".into(),
                 params: BTreeMap::new(),
-                metrics: metrics
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), stats(*v)))
-                    .collect(),
+                metrics,
                 checks: Vec::new(),
                 stats: Vec::new(),
                 emulator: Vec::new(),
             }],
             orders: Vec::new(),
             plots: Vec::new(),
+            tables: Vec::new(),
         }
     }
 

@@ -1,15 +1,17 @@
 //! `report.md` beside `summary.json`: the checks against published figures, the metrics of
 //! every variant, and plots of each variant's first run.
 
-use crate::plots::{Bar, Line, line_chart, published_bars};
+use crate::plots::{Line, line_chart};
 use crate::store::{read_series, read_summary};
 use crate::summary::{Check, MetricStats, OrderCheck, Summary};
 use anyhow::Result;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use scenario::metrics::{Entity, Metric, Quantity};
 use scenario::results::Series;
 use scenario::spec::PlotSpec;
 use scenario::units::{Duration, Size};
 use std::fmt::Write;
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 /// How many flows' window traces one plot shows (more is unreadable).
@@ -20,6 +22,10 @@ pub fn write_report(dir: &Path) -> Result<PathBuf> {
     let summary = read_summary(dir)?;
     let mut md = String::new();
     writeln!(md, "# {}\n", summary.scenario)?;
+    writeln!(
+        md,
+        "Interactive version, with zoomable series and hover values: [report.html](report.html).\n"
+    )?;
     if !summary.description.is_empty() {
         writeln!(md, "{}\n", summary.description.trim())?;
     }
@@ -35,15 +41,40 @@ pub fn write_report(dir: &Path) -> Result<PathBuf> {
         seeds.join(", ")
     )?;
 
+    // Two steps a variant: its plots for report.md, then its series for report.html.
+    let bar = progress_bar(2 * summary.variants.len() as u64);
+    crate::tables::markdown(&mut md, &summary)?;
     checks_section(&mut md, &summary)?;
     orders_section(&mut md, &summary)?;
     custom_plots(&mut md, &summary, dir)?;
     metrics_section(&mut md, &summary)?;
-    plots_section(&mut md, &summary, dir)?;
+    plots_section(&mut md, &summary, dir, &|name| {
+        bar.set_message(format!("report.md: {name}"));
+        bar.inc(1);
+    })?;
 
     let path = dir.join("report.md");
     std::fs::write(&path, md)?;
+    crate::html::write_html(dir, &summary, &|name| {
+        bar.set_message(format!("report.html: {name}"));
+        bar.inc(1);
+    })?;
+    bar.finish_and_clear();
     Ok(path)
+}
+
+/// A progress line on the terminal while a report renders (nothing when standard error is
+/// not a terminal).
+fn progress_bar(steps: u64) -> ProgressBar {
+    let bar = ProgressBar::new(steps);
+    if !std::io::stderr().is_terminal() {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} report [{pos}/{len}] {wide_bar} {msg}")
+            .expect("valid template"),
+    );
+    bar
 }
 
 fn fmt_stats(m: &MetricStats) -> String {
@@ -54,7 +85,7 @@ fn fmt_stats(m: &MetricStats) -> String {
     }
 }
 
-fn expectation(c: &Check) -> String {
+pub(crate) fn expectation(c: &Check) -> String {
     let mut parts = Vec::new();
     if let Some(p) = c.published {
         parts.push(format!("{p} {}", c.tolerance.clone().unwrap_or_default()));
@@ -183,42 +214,29 @@ fn metrics_section(md: &mut String, s: &Summary) -> Result<()> {
     Ok(())
 }
 
-fn plots_section(md: &mut String, s: &Summary, dir: &Path) -> Result<()> {
+fn plots_section(
+    md: &mut String,
+    s: &Summary,
+    dir: &Path,
+    each_variant: &dyn Fn(&str),
+) -> Result<()> {
     writeln!(md, "## Plots\n")?;
-    let bars: Vec<Bar> = s
-        .checks()
-        .filter_map(|(v, c)| {
-            let published = c.published?;
-            let ours = c.ours?;
-            let range = if c.over.is_none() {
-                v.metrics
-                    .get(&c.metric)
-                    .map(|m| (m.min, m.max))
-                    .unwrap_or((ours, ours))
-            } else {
-                (ours, ours)
-            };
-            let short = c.metric.rsplit('.').nth(1).unwrap_or(&c.metric);
-            Some(Bar {
-                label: format!("{} {short}", v.name),
-                ours,
-                ours_range: range,
-                published,
-            })
-        })
-        .collect();
-    if !bars.is_empty() {
-        published_bars(
-            &dir.join("published"),
-            &format!("{}: ours vs published", s.scenario),
-            &bars,
-        )?;
+    let panels = crate::published::panels(s);
+    if crate::published::draw(
+        &dir.join("published"),
+        &format!("{}: ours against the published figures", s.scenario),
+        &panels,
+    )? {
         writeln!(
             md,
-            "![ours vs published](published.png) ([svg](published.svg))\n"
+            "One panel per metric, the variants grouped by their parameters: the published \
+             figure as a black bar in its shaded tolerance band, ours as a dot with the range \
+             over seeds (red: outside the tolerance).\n\n\
+             ![ours against the published figures](published.png) ([svg](published.svg))\n"
         )?;
     }
     for v in &s.variants {
+        each_variant(&v.name);
         let Some(seed) = s.seeds.first() else {
             continue;
         };
@@ -355,7 +373,7 @@ fn failures_explained(md: &mut String, s: &Summary) -> Result<()> {
 
 /// A parameter value as a number for a sweep's x axis: numbers as they are, sizes in MB,
 /// durations in seconds.
-fn numeric(v: &serde_json::Value) -> Option<f64> {
+pub(crate) fn numeric(v: &serde_json::Value) -> Option<f64> {
     match v {
         serde_json::Value::Number(n) => n.as_f64(),
         serde_json::Value::String(t) => t
@@ -367,7 +385,7 @@ fn numeric(v: &serde_json::Value) -> Option<f64> {
     }
 }
 
-fn display(v: &serde_json::Value) -> String {
+pub(crate) fn display(v: &serde_json::Value) -> String {
     match v {
         serde_json::Value::String(t) => t.clone(),
         serde_json::Value::Object(o) => o
@@ -377,6 +395,42 @@ fn display(v: &serde_json::Value) -> String {
             .unwrap_or_else(|| v.to_string()),
         other => other.to_string(),
     }
+}
+
+/// Points of a line over a parameter: (x, mean, standard deviation over seeds).
+pub(crate) type Points = Vec<(f64, f64, f64)>;
+
+/// A sweep's lines: one per value of `by` (labelled `by=value`), or one labelled with the
+/// metric in words; each point (x, mean, standard deviation) over seeds, scaled, sorted by
+/// x. Variants whose `x` is not a number or a size are left out.
+pub(crate) fn sweep_lines(
+    s: &Summary,
+    metric: &str,
+    x: &str,
+    by: Option<&str>,
+    scale: f64,
+) -> Vec<(String, Points)> {
+    let mut groups: std::collections::BTreeMap<String, Points> = Default::default();
+    for v in &s.variants {
+        let (Some(xv), Some(m)) = (v.params.get(x).and_then(numeric), v.metrics.get(metric)) else {
+            continue;
+        };
+        let key = match by.and_then(|b| v.params.get(b)) {
+            Some(value) => format!("{}={}", by.unwrap_or_default(), display(value)),
+            None => crate::names::metric(metric),
+        };
+        groups
+            .entry(key)
+            .or_default()
+            .push((xv, m.mean * scale, m.std * scale));
+    }
+    groups
+        .into_iter()
+        .map(|(label, mut pts)| {
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            (label, pts)
+        })
+        .collect()
 }
 
 /// The figures the scenario file asks for.
@@ -479,29 +533,12 @@ fn custom_plots(md: &mut String, s: &Summary, dir: &Path) -> Result<()> {
                 scale,
                 y_label,
             } => {
-                let mut groups: std::collections::BTreeMap<String, Vec<(f64, f64)>> =
-                    Default::default();
-                for v in &s.variants {
-                    let (Some(xv), Some(m)) =
-                        (v.params.get(x).and_then(numeric), v.metrics.get(metric))
-                    else {
-                        continue;
-                    };
-                    let key = by
-                        .as_ref()
-                        .and_then(|b| v.params.get(b))
-                        .map(display)
-                        .unwrap_or_else(|| metric.clone());
-                    groups.entry(key).or_default().push((xv, m.mean * scale));
-                }
-                let lines: Vec<Line> = groups
+                let lines: Vec<Line> = sweep_lines(s, metric, x, by.as_deref(), *scale)
                     .into_iter()
-                    .map(|(label, mut pts)| {
-                        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    .map(|(label, pts)| {
+                        let pts: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.1)).collect();
                         Line {
-                            label: by
-                                .as_ref()
-                                .map_or(label.clone(), |b| format!("{b}={label}")),
+                            label,
                             marks: pts.clone(),
                             points: pts,
                         }
@@ -510,7 +547,9 @@ fn custom_plots(md: &mut String, s: &Summary, dir: &Path) -> Result<()> {
                 if lines.is_empty() {
                     continue;
                 }
-                let y = y_label.clone().unwrap_or_else(|| metric.clone());
+                let y = y_label
+                    .clone()
+                    .unwrap_or_else(|| crate::names::metric(metric));
                 line_chart(&dir.join(&stem), title, x, &y, &lines)?;
                 writeln!(
                     md,

@@ -111,6 +111,9 @@ pub struct Summary {
     pub orders: Vec<OrderCheck>,
     #[serde(default)]
     pub plots: Vec<scenario::spec::PlotSpec>,
+    /// The papers' tables, in their layout (`[[table]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tables: Vec<scenario::spec::TableSpec>,
 }
 
 impl OrderCheck {
@@ -228,6 +231,7 @@ pub fn summarize(variants: &[Scenario], runs: &[Vec<RunResult>], backend: &str) 
     Summary {
         orders,
         plots: first.plots.clone(),
+        tables: first.tables.clone(),
         format: FORMAT_VERSION,
         scenario: first.name.clone(),
         file: first.file.display().to_string(),

@@ -249,7 +249,7 @@ pub fn load_str(
 fn shape_problems(doc: &toml::Table) -> Vec<(Vec<Seg>, String)> {
     const TABLES: &[&str] = &["scenario", "measure"];
     const LISTS: &[&str] = &[
-        "node", "link", "flow", "event", "expect", "plot", "order", "derived",
+        "node", "link", "flow", "event", "expect", "plot", "order", "derived", "table",
     ];
     let mut problems = Vec::new();
     for (k, v) in doc {

@@ -239,6 +239,7 @@ pub struct Scenario {
     pub plots: Vec<PlotSpec>,
     pub orders: Vec<OrderSpec>,
     pub derived: Vec<crate::spec::DerivedSpec>,
+    pub tables: Vec<crate::spec::TableSpec>,
 }
 
 impl Scenario {

@@ -3,7 +3,8 @@
 //! every value an `[[order]]` ranks and every `baseline` of a panel figure must name a value
 //! some variant has, and the values of one parameter must have distinct names (the name is the variant's folder and what `when` matches). Otherwise a
 //! check or ordering would silently apply to nothing, or one variant's results would
-//! overwrite another's.
+//! overwrite another's. A `[[table]]` must place every parameter that varies, so that each
+//! of its cells is one variant.
 
 use crate::error::suggestion;
 use crate::load::display_value;
@@ -114,6 +115,75 @@ pub fn check(
             let Value::Table(t) = item else { continue };
             if let (Some(Value::String(param)), Some(v)) = (t.get("panels"), t.get("baseline")) {
                 value_exists(vec![key("plot"), Seg::Index(i), key("baseline")], param, v);
+            }
+        }
+    }
+    // A table places every parameter that varies (a fixed one makes a row or column of one
+    // value): one left out would put several variants in one cell.
+    if let Some(Value::Array(tables)) = doc.get("table") {
+        for (i, item) in tables.iter().enumerate() {
+            let Value::Table(t) = item else { continue };
+            let placed: Vec<&str> = ["rows", "columns"]
+                .iter()
+                .filter_map(|side| t.get(*side).and_then(Value::as_array))
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            // A misspelt parameter (the per-variant check would say so too, but only once
+            // these cross-variant problems are fixed).
+            let all: Vec<&str> = matrix
+                .keys()
+                .chain(params.keys())
+                .map(String::as_str)
+                .collect();
+            for side in ["rows", "columns"] {
+                let Some(Value::Array(list)) = t.get(side) else {
+                    continue;
+                };
+                for (k, p) in list.iter().enumerate() {
+                    if let Some(p) = p.as_str().filter(|p| !all.contains(p)) {
+                        problems.push((
+                            vec![key("table"), Seg::Index(i), key(side), Seg::Index(k)],
+                            format!("unknown parameter `{p}`; {}", suggestion(p, &all)),
+                        ));
+                    }
+                }
+            }
+            let left: Vec<&str> = matrix
+                .keys()
+                .map(String::as_str)
+                .filter(|k| !placed.contains(k))
+                .collect();
+            // Every label names something the table shows.
+            if let Some(Value::Table(labels)) = t.get("labels") {
+                let mut shown: Vec<String> = vec!["metric".into()];
+                shown.extend(placed.iter().map(|p| p.to_string()));
+                shown.extend(placed.iter().filter_map(|p| names(p)).flatten());
+                if let Some(Value::Array(metrics)) = t.get("metrics") {
+                    shown.extend(metrics.iter().filter_map(Value::as_str).map(String::from));
+                }
+                let shown: Vec<&str> = shown.iter().map(String::as_str).collect();
+                for k in labels.keys().filter(|k| !shown.contains(&k.as_str())) {
+                    problems.push((
+                        vec![key("table"), Seg::Index(i), key("labels"), key(k)],
+                        format!(
+                            "`{k}` is not in this table (a label names a parameter of its rows \
+                             or columns, one of their values, one of its metrics, or `metric`); \
+                             {}",
+                            suggestion(k, &shown)
+                        ),
+                    ));
+                }
+            }
+            if !left.is_empty() {
+                problems.push((
+                    vec![key("table"), Seg::Index(i)],
+                    format!(
+                        "`{}` varies but is in neither `rows` nor `columns`: each cell of a \
+                         table must be one variant",
+                        left.join("`, `")
+                    ),
+                ));
             }
         }
     }

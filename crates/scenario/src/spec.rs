@@ -33,6 +33,45 @@ pub struct ScenarioSpec {
     pub orders: Vec<OrderSpec>,
     #[serde(default, rename = "derived")]
     pub derived: Vec<DerivedSpec>,
+    #[serde(default, rename = "table")]
+    pub tables: Vec<TableSpec>,
+}
+
+/// A paper's table as it is laid out: which variant parameters run down the side (`rows`)
+/// and which across (`columns`), the metrics it shows, and on which side they go. The report
+/// fills it with our values, each beside the published figure of the `[[expect]]` that
+/// names the same variant and metric.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TableSpec {
+    pub title: String,
+    /// Variant parameters down the side, outermost first.
+    #[serde(default)]
+    pub rows: Vec<String>,
+    /// Variant parameters across the top, outermost first.
+    #[serde(default)]
+    pub columns: Vec<String>,
+    /// The metrics in the table, in the paper's order.
+    pub metrics: Vec<String>,
+    /// Where the metrics go: one row each, inside the row parameters (`rows`, the
+    /// default), or one column each, inside the column parameters (`columns`).
+    #[serde(default)]
+    pub metrics_in: TableSide,
+    /// Headers in the paper's words: a parameter, a parameter's value, a metric, or
+    /// `metric` (the header of the metrics' own row or column), mapped to its label.
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+    #[serde(default)]
+    pub source: String,
+}
+
+/// The side of a `[[table]]` its metrics go on.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum TableSide {
+    #[default]
+    Rows,
+    Columns,
 }
 
 /// A metric computed from others after each run, `derived.<name>`: "how unequal are the

@@ -6,7 +6,7 @@ use crate::derived::DERIVED_PREFIX;
 use crate::error::suggestion;
 use crate::metrics::{Entity, Metric, Quantity};
 use crate::spans::Seg;
-use crate::spec::{DerivedSpec, ExpectSpec, OrderSpec, PlotSpec};
+use crate::spec::{DerivedSpec, ExpectSpec, OrderSpec, PlotSpec, TableSpec};
 use std::collections::BTreeMap;
 
 type Params = BTreeMap<String, toml::Value>;
@@ -94,6 +94,39 @@ pub fn check_plots(plots: &[PlotSpec], params: &Params, names: &Names<'_>, p: &m
                     }
                 }
             }
+        }
+    }
+}
+
+/// `[[table]]`: parameters of the scenario, each on one side once, and metrics the runs
+/// produce. (That they are the parameters that vary, and cover all of them, is checked
+/// across the matrix: `references`.)
+pub fn check_tables(tables: &[TableSpec], params: &Params, names: &Names<'_>, p: &mut Problems) {
+    for (i, t) in tables.iter().enumerate() {
+        for (side, list) in [("rows", &t.rows), ("columns", &t.columns)] {
+            for (k, param) in list.iter().enumerate() {
+                let path = vec![key("table"), Seg::Index(i), key(side), Seg::Index(k)];
+                if !params.contains_key(param) {
+                    p.push(path, unknown("parameter", param, &known(params)));
+                } else if list[..k].contains(param) || (side == "columns" && t.rows.contains(param))
+                {
+                    p.push(
+                        path,
+                        format!("`{param}` is placed already: each parameter on one side, once"),
+                    );
+                }
+            }
+        }
+        if t.metrics.is_empty() {
+            p.push(
+                vec![key("table"), Seg::Index(i), key("metrics")],
+                "name at least one metric for the table",
+            );
+        }
+        for (k, m) in t.metrics.iter().enumerate() {
+            let path = vec![key("table"), Seg::Index(i), key("metrics"), Seg::Index(k)];
+            check_metric(path.clone(), m, names, p);
+            check_listed_once(path, &t.metrics, k, p);
         }
     }
 }

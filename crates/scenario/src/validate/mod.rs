@@ -122,6 +122,7 @@ pub fn validate(spec: ScenarioSpec, cx: Context) -> Result<Scenario, Vec<Problem
     expect::check_plots(&spec.plots, &cx.params, &names, &mut p);
     expect::check_orders(&spec.orders, &cx.params, &names, &mut p);
     expect::check_expects(&spec.expects, &cx.params, &names, &mut p);
+    expect::check_tables(&spec.tables, &cx.params, &names, &mut p);
     if !p.0.is_empty() {
         return Err(p.0);
     }
@@ -143,5 +144,6 @@ pub fn validate(spec: ScenarioSpec, cx: Context) -> Result<Scenario, Vec<Problem
         plots: spec.plots,
         orders: spec.orders,
         derived: spec.derived,
+        tables: spec.tables,
     })
 }
