@@ -131,6 +131,10 @@ def helpers(results: Results, scenario: str | None) -> dict:
         """Mean over seeds of a metric."""
         return results.metric(*pick(args))["mean"]
 
+    def std(*args: str) -> float:
+        """Standard deviation over seeds of a metric."""
+        return results.metric(*pick(args))["std"]
+
     def runs(*args: str) -> list[float]:
         """The metric's value in each seed's run."""
         return results.metric(*pick(args))["runs"]
@@ -145,6 +149,7 @@ def helpers(results: Results, scenario: str | None) -> dict:
     return {
         "m": m,
         "runs": runs,
+        "std": std,
         "pct_above": pct_above,
         "mathis_mbps": mathis_mbps,
         "min": min,

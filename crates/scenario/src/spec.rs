@@ -374,7 +374,7 @@ pub struct FlowSpec {
     /// MPTCP: how many subflows (`ndiffports`: over the first interface, default 2;
     /// `fullmesh`: at most this many, one per interface).
     pub subflows: Option<u32>,
-    /// MPTCP: which subflow gets the next segment (default `lowest-rtt`).
+    /// MPTCP: which subflow gets the next segment (default `linux-default`).
     pub scheduler: Option<SchedulerKind>,
     /// Each flow's start is delayed by a uniform random amount in `[0, start_jitter)`, so
     /// seeds differ even where nothing else is random.
@@ -592,9 +592,12 @@ pub enum PathManager {
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum SchedulerKind {
+    /// Upstream Linux's default (`mptcp_subflow_get_send()`): the subflow whose queued data
+    /// drains soonest at its pacing rate, given bursts of up to 64 KB ahead of its window
+    /// (docs/linux-fidelity.md).
+    LinuxDefault,
     /// Lowest smoothed RTT among subflows with window space: the default scheduler of the
-    /// out-of-tree multipath-tcp.org kernel (upstream Linux's is not modelled yet; see
-    /// docs/linux-fidelity.md).
+    /// out-of-tree multipath-tcp.org kernel.
     LowestRtt,
     /// The next subflow with window space, in turn.
     RoundRobin,

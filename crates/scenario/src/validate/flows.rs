@@ -99,7 +99,7 @@ pub fn check(
             sack: f.sack,
             path_manager: f.path_manager.unwrap_or(PathManager::Fullmesh),
             subflows: f.subflows,
-            scheduler: f.scheduler.unwrap_or(SchedulerKind::LowestRtt),
+            scheduler: f.scheduler.unwrap_or(SchedulerKind::LinuxDefault),
             start_jitter: f.start_jitter,
             reconnect_after: f.reconnect_after,
             select,

@@ -7,11 +7,12 @@ use super::{ConnConfig, Path};
 use crate::ids::{ConnId, SubflowId};
 use crate::mptcp::retransmit::{self, Retransmission};
 use crate::mptcp::stale::STALE_LOSS_CNT;
-use crate::mptcp::{DataSender, PathManager, Scheduler};
+use crate::mptcp::{DataSender, PathManager, Scheduler, linger};
 use crate::packet::{HEADER_BYTES, Kind, MSS, Packet};
 use crate::tcp::{CaState, RtoUpdate, Sender};
 use mptcp_cc::{Ack, CongestionControl, SubflowView};
 use net::Nanos;
+use scenario::spec::SchedulerKind;
 use std::collections::VecDeque;
 
 /// SYN retransmissions before a handshake is given up: Linux's `tcp_syn_retries` default.
@@ -170,9 +171,14 @@ impl Client {
     }
 
     /// Payload bytes sent again at the data level so far (MPTCP's rewinds and data-level
-    /// retransmissions).
+    /// retransmissions), counted as the kernel backend counts them: the segments the
+    /// subflows sent for the first time at their level, less the data segments handed to
+    /// subflows at least once (Linux's subflows' `tcpi_bytes_sent - tcpi_bytes_retrans`, less
+    /// `mptcpi_bytes_sent`). Data queued on a subflow counts when it goes on the wire, not
+    /// when it is queued; data queued and never sent counts against.
     pub fn reinjected_bytes(&self) -> u64 {
-        self.data.resent * MSS as u64
+        let first_sends: u64 = self.subflows.iter().map(|sf| sf.tx.snd_nxt).sum();
+        first_sends.saturating_sub(self.data.nxt) * MSS as u64
     }
 
     /// When the data-level retransmission timer is due, if it runs.
@@ -343,6 +349,10 @@ impl Client {
         if let Some(p) = self.next_data_retransmission(now) {
             return Some(p);
         }
+        if self.mptcp && self.scheduler.kind() == SchedulerKind::LinuxDefault {
+            self.fill_send_queues();
+            return self.next_queued(now);
+        }
         if !self.data.has_data() {
             return None;
         }
@@ -350,6 +360,49 @@ impl Client {
         let dsn = self.data.take();
         let seq = self.subflows[s].tx.send_new(dsn);
         self.pass_scheduled = true;
+        Some(self.data_packet(s, seq, dsn, now))
+    }
+
+    /// Linux's `__mptcp_push_pending()` with its default scheduler: bursts of data copied
+    /// into the write queue of the subflow `linger::pick` chooses, until it chooses none,
+    /// the data runs out, or the connection's send buffer (the sum of its subflows',
+    /// `mptcp_propagate_sndbuf()`) holds all the application may write.
+    fn fill_send_queues(&mut self) {
+        let sndbuf: u64 = self.subflows.iter().map(|sf| sf.sndbuf).sum();
+        let write_limit = (sndbuf / MSS as u64).max(1);
+        while self.data.has_data_within(write_limit) {
+            let burst = linger::SEND_BURST_BYTES.min(self.data.window_room() * MSS as u64);
+            let Some(s) = linger::pick(&mut self.subflows, burst) else {
+                return;
+            };
+            // `__subflow_push_pending()`: fragments go while the burst lasts and the
+            // subflow's send buffer has room.
+            let mut left = burst as i64;
+            let mut pushed = false;
+            while left > 0
+                && linger::memory_free(&self.subflows[s])
+                && self.data.has_data_within(write_limit)
+            {
+                let dsn = self.data.take();
+                self.subflows[s].queue.push(dsn);
+                left -= MSS as i64;
+                pushed = true;
+            }
+            if !pushed {
+                return;
+            }
+            self.pass_scheduled = true;
+        }
+    }
+
+    /// The next segment a subflow's window lets it send from its queue.
+    fn next_queued(&mut self, now: Nanos) -> Option<Packet> {
+        let s = self
+            .subflows
+            .iter()
+            .position(|sf| sf.can_send() && !sf.queue.is_empty())?;
+        let dsn = self.subflows[s].queue.pop()?;
+        let seq = self.subflows[s].tx.send_new(dsn);
         Some(self.data_packet(s, seq, dsn, now))
     }
 

@@ -2,7 +2,7 @@
 //! handshake.
 
 use super::Path;
-use crate::mptcp::StaleWatch;
+use crate::mptcp::{SendQueue, StaleWatch};
 use crate::tcp::{CaState, Sender};
 use mptcp_cc::SubflowView;
 
@@ -29,6 +29,13 @@ pub struct ClientSubflow {
     pub watch: StaleWatch,
     /// Retransmissions of this subflow's SYN (or of an MP_JOIN's third ACK).
     pub handshake_retries: u32,
+    /// Data given to the subflow ahead of its window (Linux's default scheduler only).
+    pub queue: SendQueue,
+    /// The pacing rate averaged over the bursts it was given, bytes per second
+    /// (`subflow->avg_pacing_rate`); 0 until the scheduler first looks at it.
+    pub avg_pacing_rate: u64,
+    /// Its send buffer, bytes (`sk_sndbuf`); grows with the window, never shrinks.
+    pub sndbuf: u64,
 }
 
 impl ClientSubflow {
@@ -39,11 +46,20 @@ impl ClientSubflow {
             state: SubflowState::Idle,
             watch: StaleWatch::default(),
             handshake_retries: 0,
+            queue: SendQueue::default(),
+            avg_pacing_rate: 0,
+            sndbuf: 0,
         }
     }
 
     pub fn is_established(&self) -> bool {
         self.state == SubflowState::Established
+    }
+
+    /// Holds data: sent and not acknowledged, or queued (Linux's
+    /// `!tcp_rtx_and_write_queues_empty()`).
+    pub fn is_busy(&self) -> bool {
+        self.tx.outstanding() > 0 || !self.queue.is_empty()
     }
 
     /// Established with room for one more segment in its window.

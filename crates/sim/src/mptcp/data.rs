@@ -25,8 +25,8 @@ pub struct DataSender {
     /// Rewound data still to be sent again through the scheduler, from its start (Linux's
     /// recovery after `__mptcp_retransmit_pending_data()`); empty when none.
     resend: Range<u64>,
-    /// Segments sent again at the data level (rewound, or re-sent by the data-level
-    /// timer): data the peer may already hold.
+    /// Segments handed to the subflows again at the data level (rewound, or re-sent by
+    /// the data-level timer): data the peer may already hold.
     pub resent: u64,
 }
 
@@ -44,10 +44,31 @@ impl DataSender {
 
     /// Whether a segment could go now (rewound data, or new data inside the window).
     pub fn has_data(&mut self) -> bool {
+        self.has_data_within(u64::MAX)
+    }
+
+    /// Whether a segment could go now with at most `write_limit` segments written and not
+    /// yet acknowledged at the data level (the connection's send buffer: Linux's
+    /// `mptcp_sendmsg()` takes no more from the application beyond it). Rewound data was
+    /// written already and goes whatever the limit.
+    pub fn has_data_within(&mut self, write_limit: u64) -> bool {
         self.resend.start = self.resend.start.max(self.una);
+        let limit = self.peer_window.max(1).min(write_limit);
         !self.resend.is_empty()
-            || (self.nxt < self.app_limit
-                && self.nxt < self.una.saturating_add(self.peer_window.max(1)))
+            || (self.nxt < self.app_limit && self.nxt < self.una.saturating_add(limit))
+    }
+
+    /// Segments the peer's window takes beyond what was sent (Linux's `mptcp_wnd_end() -
+    /// snd_nxt`; a rewind moves `snd_nxt` back to `snd_una`).
+    pub fn window_room(&self) -> u64 {
+        let sent_to = if self.resend.is_empty() {
+            self.nxt
+        } else {
+            self.resend.start
+        };
+        self.una
+            .saturating_add(self.peer_window.max(1))
+            .saturating_sub(sent_to)
     }
 
     /// Whether the application has written data not yet sent once (Linux's send head),

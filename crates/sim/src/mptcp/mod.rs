@@ -4,12 +4,15 @@
 //! subflow that stops answering.
 
 mod data;
+pub mod linger;
 mod path_manager;
 pub mod retransmit;
 mod scheduler;
+mod send_queue;
 pub mod stale;
 
 pub use data::{DFRAG_SEGMENTS, DataReceiver, DataSender};
 pub use path_manager::PathManager;
 pub use scheduler::Scheduler;
+pub use send_queue::SendQueue;
 pub use stale::StaleWatch;

@@ -6,8 +6,8 @@
 //!   nothing), or `TCP_RTO_MIN` (200 ms) when none is pending. There is no backoff.
 //! - It is armed when data is pushed and none is pending, restarted whenever the DATA_ACK
 //!   advances, and stopped when everything written is acknowledged (`__mptcp_clean_una()`).
-//! - On expiry (`__mptcp_retrans()`) each subflow with data outstanding at the TCP level is
-//!   counted towards stale (see `stale`); the first subflow with nothing outstanding, if
+//! - On expiry (`__mptcp_retrans()`) each subflow holding data at the TCP level (sent or
+//!   queued) is counted towards stale (see `stale`); the first subflow holding none, if
 //!   any, is given the sent part of the first unacknowledged data fragment again
 //!   (`mptcp_subflow_get_retrans()`). A bulk transfer keeps every subflow busy, so there
 //!   the timer only counts.
@@ -53,7 +53,7 @@ pub fn on_expiry(
         if !subflows[s].is_established() {
             continue;
         }
-        if subflows[s].tx.outstanding() > 0 {
+        if subflows[s].is_busy() {
             stale::check(subflows, s, data, loss_cnt);
         } else if idle.is_none() {
             idle = Some(s);

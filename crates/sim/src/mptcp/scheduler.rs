@@ -1,4 +1,6 @@
-//! Which subflow carries the next data-level segment.
+//! Which subflow carries the next data-level segment, for the schedulers that choose one
+//! segment at a time when a window has room (Linux's default, which queues bursts ahead of
+//! the window, is in `linger`).
 
 use super::stale::is_active;
 use crate::connection::ClientSubflow;
@@ -16,6 +18,10 @@ impl Scheduler {
         Scheduler { kind, turn: 0 }
     }
 
+    pub fn kind(&self) -> SchedulerKind {
+        self.kind
+    }
+
     /// Among usable subflows with room in their window, the one with the lowest smoothed
     /// RTT, or the next in turn. A stale subflow gets no new data until it is heard from,
     /// even when no other has room (Linux's `mptcp_subflow_active()`).
@@ -27,7 +33,9 @@ impl Scheduler {
             return usable(&subflows[0]).then_some(0);
         }
         let chosen = match self.kind {
-            SchedulerKind::LowestRtt => {
+            // An MPTCP connection runs Linux's default through `linger`; only a plain TCP
+            // connection, with its one subflow, comes here with it.
+            SchedulerKind::LowestRtt | SchedulerKind::LinuxDefault => {
                 // The first of the lowest.
                 let mut best: Option<(u64, usize)> = None;
                 for (i, sf) in subflows.iter().enumerate() {

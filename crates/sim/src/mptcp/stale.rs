@@ -96,7 +96,7 @@ pub fn check(
         .enumerate()
         .any(|(i, sf)| i != s && is_active(sf) && sf.watch.count < active_max);
     let sf = &mut subflows[s];
-    if !alternative || sf.tx.outstanding() == 0 {
+    if !alternative || !sf.is_busy() {
         return false;
     }
     sf.watch.stale = true;

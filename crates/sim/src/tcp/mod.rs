@@ -2,6 +2,7 @@
 //! recovery and RTT estimation, and the receiver's reassembly and ACK policy. A connection
 //! (`crate::connection`) holds one or more of them.
 
+pub mod pacing;
 pub mod receiver;
 pub mod rtt;
 pub mod sender;
