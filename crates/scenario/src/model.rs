@@ -184,6 +184,8 @@ pub struct FlowGroup {
     pub path_manager: PathManager,
     pub subflows: Option<u32>,
     pub scheduler: SchedulerKind,
+    /// `net.mptcp.stale_loss_cnt` for this group's connections.
+    pub stale_loss_cnt: u8,
     pub start_jitter: Duration,
     pub reconnect_after: Option<Duration>,
     /// TCP: the selector that places each new connection on one of `paths` (MATCP).

@@ -376,6 +376,9 @@ pub struct FlowSpec {
     pub subflows: Option<u32>,
     /// MPTCP: which subflow gets the next segment (default `linux-default`).
     pub scheduler: Option<SchedulerKind>,
+    /// MPTCP: data-level timer expiries without news from a busy subflow before it is
+    /// marked stale (Linux's `net.mptcp.stale_loss_cnt`, default 4; 0 never marks).
+    pub stale_loss_cnt: Option<u8>,
     /// Each flow's start is delayed by a uniform random amount in `[0, start_jitter)`, so
     /// seeds differ even where nothing else is random.
     #[serde(default)]
@@ -602,6 +605,9 @@ pub enum SchedulerKind {
     /// The next subflow with window space, in turn.
     RoundRobin,
 }
+
+/// `net.mptcp.stale_loss_cnt`'s default (net/mptcp/ctrl.c).
+pub const DEFAULT_STALE_LOSS_CNT: u8 = 4;
 
 fn yes() -> bool {
     true

@@ -458,6 +458,23 @@ fn bad_receive_buffer_rule_and_scheduler() {
 }
 
 #[test]
+fn bad_stale_loss_cnt() {
+    let e = error_after(
+        "to = \"h2\"\n",
+        "to = \"h2\"\nprotocol = \"mptcp\"\nstale_loss_cnt = 300\n",
+    );
+    assert!(
+        e.contains("flow[0].stale_loss_cnt") && e.contains("u8"),
+        "{e}"
+    );
+    let e = error_after("to = \"h2\"\n", "to = \"h2\"\nstale_loss_cnt = 2\n");
+    assert!(
+        e.contains("flow[0].stale_loss_cnt") && e.contains("MPTCP flows only"),
+        "{e}"
+    );
+}
+
+#[test]
 fn an_ordering_names_an_unknown_parameter() {
     let e = error_after(
         "[[event]]",

@@ -482,6 +482,7 @@ impl<'s> World<'s> {
                 .map(|w| w.packets(MSS as u64 + HEADER_BYTES as u64))
                 .unwrap_or(u64::MAX),
             scheduler: group.scheduler,
+            stale_loss_cnt: group.stale_loss_cnt,
             rcv_buffer_segs: (buffer / MSS as u64).max(1),
             total_bytes: source.remaining,
         };

@@ -14,6 +14,7 @@
 mod wire;
 
 use net::Nanos;
+use sim::connection::ConnConfig;
 use sim::packet::{Kind, MSS};
 use std::collections::BTreeSet;
 use wire::{MS, Wire, config};
@@ -23,11 +24,11 @@ const DEATH: Nanos = 300 * MS;
 /// A two-path connection of `total_segments` whose path 1 carries nothing, either way, from
 /// `DEATH` until `revival`.
 fn wire_losing_path_1(total_segments: u64, revival: Nanos) -> Wire {
-    let mut w = Wire::new(
-        config(true, total_segments * MSS as u64),
-        &[10, 10],
-        Box::new(mptcp_cc::Lia),
-    );
+    wire_losing_path_1_with(config(true, total_segments * MSS as u64), revival)
+}
+
+fn wire_losing_path_1_with(cfg: ConnConfig, revival: Nanos) -> Wire {
+    let mut w = Wire::new(cfg, &[10, 10], Box::new(mptcp_cc::Lia));
     w.run_until(DEATH, |_| {});
     assert!(w.sent(Kind::Data, 1).count() > 0, "both subflows in use");
     w.drop = Box::new(move |now, p| (DEATH..revival).contains(&now) && p.route.0 / 2 == 1);
@@ -119,6 +120,46 @@ fn a_silent_subflow_goes_stale_at_the_fifth_data_level_expiry_not_at_its_timeout
             .all(|(_, p)| !sent_on_1_before(&w, stale_at).1.contains(&p.dsn)),
         "no reinjection before the subflow went stale"
     );
+}
+
+#[test]
+fn a_flow_s_stale_loss_cnt_decides_the_expiry_that_marks_it_stale() {
+    // The expiry that takes the count past `stale_loss_cnt` marks the subflow stale if the
+    // live subflow is not counting too (its count below max(stale_loss_cnt - 1, 1)); the
+    // live one's count goes 1, 0, 1, ... as its ACKs come, so with 2 the mark may wait one
+    // expiry more.
+    let mut marked_at = Vec::new();
+    for loss_cnt in [2u8, 4, 6] {
+        let cfg = ConnConfig {
+            stale_loss_cnt: loss_cnt,
+            ..config(true, u64::MAX)
+        };
+        let mut w = wire_losing_path_1_with(cfg, Nanos::MAX);
+        let watch = run_watching(&mut w, 30_000 * MS);
+        let (stale_at, _, _) = watch.stale_at.expect("subflow 1 went stale");
+        let index = watch
+            .expiries
+            .iter()
+            .filter(|&&t| t > DEATH)
+            .position(|&t| t == stale_at)
+            .expect("stale at an expiry");
+        let k = loss_cnt as usize;
+        assert!(
+            index == k || (loss_cnt == 2 && index == k + 1),
+            "stale_loss_cnt {loss_cnt}: stale at expiry {} after the death",
+            index + 1
+        );
+        marked_at.push(stale_at);
+    }
+    assert!(marked_at.windows(2).all(|p| p[0] < p[1]), "{marked_at:?}");
+    let cfg = ConnConfig {
+        stale_loss_cnt: 0,
+        ..config(true, u64::MAX)
+    };
+    let mut w = wire_losing_path_1_with(cfg, Nanos::MAX);
+    let watch = run_watching(&mut w, 30_000 * MS);
+    assert!(watch.stale_at.is_none(), "0 never marks a subflow stale");
+    assert!(watch.expiries.len() > 10);
 }
 
 #[test]

@@ -12,6 +12,7 @@ use crate::plan::{Plan, Port};
 use anyhow::{Context, Result, bail};
 use scenario::Scenario;
 use scenario::model::{MAX_SUBFLOWS, NodeId};
+use scenario::spec::Protocol;
 use std::net::Ipv4Addr;
 
 /// Tables 100 + i hold interface i's default route; rules sit at 1000 + i.
@@ -48,6 +49,8 @@ struct HostSetup {
     /// Peers whose data this host acknowledges segment by segment: the sources of its
     /// incoming flows with `delayed_ack = false`.
     quickack_peers: Vec<Ipv4Addr>,
+    /// `net.mptcp.stale_loss_cnt` of the host's MPTCP senders, if it has any.
+    stale_loss_cnt: Option<u8>,
     multipath: bool,
     /// ndiffports: (index into `ports`, server ports) announced as `signal` endpoints.
     signal: Option<(usize, Vec<u16>)>,
@@ -63,6 +66,9 @@ impl HostSetup {
         sysctl("net.mptcp.enabled", "1").context("this kernel has no MPTCP (net.mptcp.enabled)")?;
         // Every connection starts from the same state, as in the simulator.
         sysctl("net.ipv4.tcp_no_metrics_save", "1")?;
+        if let Some(n) = self.stale_loss_cnt {
+            sysctl("net.mptcp.stale_loss_cnt", &n.to_string())?;
+        }
         let mut rtnl = Rtnl::open()?;
         rtnl.set_up(ifindex("lo")?)?;
         let mut tuns = Vec::new();
@@ -112,6 +118,15 @@ impl HostSetup {
         }
         Ok(tuns)
     }
+}
+
+/// The `stale_loss_cnt` of the first MPTCP flow group `node` sends: a sysctl, so one value
+/// holds for all of the host's connections (`not_applied` says so when groups differ).
+fn stale_loss_cnt(sc: &Scenario, node: NodeId) -> Option<u8> {
+    sc.flows
+        .iter()
+        .find(|g| g.src == node && g.protocol == Protocol::Mptcp)
+        .map(|g| g.stale_loss_cnt)
 }
 
 /// The addresses of every host that sends `node` a flow with `delayed_ack = false`.
@@ -172,6 +187,7 @@ impl Hosts {
                 ports,
                 main_routes,
                 quickack_peers: quickack_peers(sc, plan, *node),
+                stale_loss_cnt: stale_loss_cnt(sc, *node),
             };
             let made = ns
                 .enter(move || setup.apply())

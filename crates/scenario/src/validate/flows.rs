@@ -9,8 +9,8 @@ use crate::error::suggestion;
 use crate::model::{DirId, FlowGroup, NodeId, Route};
 use crate::spans::Seg;
 use crate::spec::{
-    CountSpec, FlowSpec, NodeKind, PathManager, Protocol, SchedulerKind, SelectSpec, SelectorKind,
-    TrafficSpec,
+    CountSpec, DEFAULT_STALE_LOSS_CNT, FlowSpec, NodeKind, PathManager, Protocol, SchedulerKind,
+    SelectSpec, SelectorKind, TrafficSpec,
 };
 use crate::topology::Graph;
 use crate::units::{BufferSize, Duration, Size};
@@ -100,6 +100,7 @@ pub fn check(
             path_manager: f.path_manager.unwrap_or(PathManager::Fullmesh),
             subflows: f.subflows,
             scheduler: f.scheduler.unwrap_or(SchedulerKind::LinuxDefault),
+            stale_loss_cnt: f.stale_loss_cnt.unwrap_or(DEFAULT_STALE_LOSS_CNT),
             start_jitter: f.start_jitter,
             reconnect_after: f.reconnect_after,
             select,

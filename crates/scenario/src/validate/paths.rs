@@ -70,6 +70,7 @@ pub fn check_mptcp_fields(f: &FlowSpec, i: usize, p: &mut Problems) -> bool {
             ("path_manager", f.path_manager.is_some()),
             ("subflows", f.subflows.is_some()),
             ("scheduler", f.scheduler.is_some()),
+            ("stale_loss_cnt", f.stale_loss_cnt.is_some()),
         ] {
             if set {
                 p.push(at(field), format!("`{field}` applies to MPTCP flows only: set protocol = \"mptcp\" or remove it"));

@@ -6,7 +6,6 @@ use super::timers::{Timer, TimerTable};
 use super::{ConnConfig, Path};
 use crate::ids::{ConnId, SubflowId};
 use crate::mptcp::retransmit::{self, Retransmission};
-use crate::mptcp::stale::STALE_LOSS_CNT;
 use crate::mptcp::{DataSender, PathManager, Scheduler, linger};
 use crate::packet::{HEADER_BYTES, Kind, MSS, Packet};
 use crate::tcp::{CaState, RtoUpdate, Sender};
@@ -25,6 +24,8 @@ pub struct Client {
     cc: Box<dyn CongestionControl>,
     data: DataSender,
     scheduler: Scheduler,
+    /// `net.mptcp.stale_loss_cnt` (see `mptcp::stale`).
+    stale_loss_cnt: u8,
     path_manager: PathManager,
     total_bytes: u64,
     timers: TimerTable,
@@ -68,6 +69,7 @@ impl Client {
             cc,
             data: DataSender::new(app_segments, cfg.rcv_buffer_segs.max(1)),
             scheduler: Scheduler::new(cfg.scheduler),
+            stale_loss_cnt: cfg.stale_loss_cnt,
             path_manager: PathManager::new(paths.len()),
             total_bytes: cfg.total_bytes,
             timers: TimerTable::default(),
@@ -319,7 +321,7 @@ impl Client {
     /// nothing is outstanding or waiting.
     fn on_data_level_timeout(&mut self, now: Nanos) {
         let retransmission =
-            retransmit::on_expiry(&mut self.subflows, &mut self.data, STALE_LOSS_CNT);
+            retransmit::on_expiry(&mut self.subflows, &mut self.data, self.stale_loss_cnt);
         if retransmission.is_some() {
             self.data_retransmit = retransmission;
         }

@@ -36,6 +36,8 @@ pub struct ConnConfig {
     /// The largest window the sender may use, segments (`u64::MAX`: none).
     pub cwnd_clamp: u64,
     pub scheduler: SchedulerKind,
+    /// `net.mptcp.stale_loss_cnt`: see `mptcp::stale`.
+    pub stale_loss_cnt: u8,
     /// The receiver's buffer, segments: shared by all subflows of an MPTCP connection.
     pub rcv_buffer_segs: u64,
     /// Payload bytes the application writes; `u64::MAX` for a source that never stops.

@@ -26,7 +26,8 @@ use crate::connection::ClientSubflow;
 use crate::packet::MSS;
 use crate::tcp::pacing::pacing_rate;
 
-/// `MPTCP_SEND_BURST_SIZE`: 64 KB less a data fragment's header and 64 bytes.
+/// `MPTCP_SEND_BURST_SIZE`: 64 KB less a TCP header, the TCP option space, an IPv6 header
+/// and a fragment header (20 + 40 + 40 + 8 bytes).
 pub const SEND_BURST_BYTES: u64 = 65_428;
 /// `TCP_INIT_CWND`: the send buffer is sized for at least this many segments.
 const TCP_INIT_CWND: u64 = 10;

@@ -14,8 +14,9 @@ use crate::mptcp::DataSender;
 use net::Nanos;
 
 /// `net.mptcp.stale_loss_cnt`'s default (net/mptcp/ctrl.c): data-level timer expiries
-/// without news from a busy subflow before it is marked stale.
-pub const STALE_LOSS_CNT: u8 = 4;
+/// without news from a busy subflow before it is marked stale. A flow sets its own with
+/// `stale_loss_cnt`.
+pub const STALE_LOSS_CNT: u8 = scenario::spec::DEFAULT_STALE_LOSS_CNT;
 
 /// What the stale accounting keeps per subflow.
 #[derive(Clone, Copy, Debug, Default)]

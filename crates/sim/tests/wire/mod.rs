@@ -32,6 +32,7 @@ pub fn config(mptcp: bool, total_bytes: u64) -> ConnConfig {
         delayed_ack: true,
         cwnd_clamp: u64::MAX,
         scheduler: SchedulerKind::LowestRtt,
+        stale_loss_cnt: scenario::spec::DEFAULT_STALE_LOSS_CNT,
         rcv_buffer_segs: 4096,
         total_bytes,
     }

@@ -172,10 +172,27 @@ fn not_applied(sc: &Scenario) -> Vec<String> {
                 g.name, o.name
             ));
         }
-        if g.scheduler == scenario::spec::SchedulerKind::RoundRobin {
+        // net.mptcp.stale_loss_cnt is per network namespace: the host's first MPTCP
+        // group sets it for all.
+        let first_mptcp = sc
+            .flows
+            .iter()
+            .find(|o| o.src == g.src && o.protocol == scenario::spec::Protocol::Mptcp);
+        if let Some(o) = first_mptcp.filter(|o| {
+            g.protocol == scenario::spec::Protocol::Mptcp && o.stale_loss_cnt != g.stale_loss_cnt
+        }) {
             notes.push(format!(
-                "flow {}: the kernel's MPTCP scheduler is used, not round robin",
-                g.name
+                "flow {}: stale_loss_cnt {} as flow {} sets it, not {} (a sysctl of the \
+                 sending host on the kernel backend)",
+                g.name, o.stale_loss_cnt, o.name, g.stale_loss_cnt
+            ));
+        }
+        if g.protocol == scenario::spec::Protocol::Mptcp
+            && g.scheduler != scenario::spec::SchedulerKind::LinuxDefault
+        {
+            notes.push(format!(
+                "flow {}: the kernel's MPTCP scheduler (linux-default) is used, not {:?}",
+                g.name, g.scheduler
             ));
         }
     }
