@@ -99,7 +99,9 @@ impl Matcp {
             return Err(MatcpError::AlreadyInstalled(self.dir.clone()));
         }
         let root = self.dir.parent().unwrap_or(Path::new("/sys/fs/bpf"));
-        crate::system::ensure_bpffs(root).map_err(|e| MatcpError::Bpf {
+        // Only the mount here: the root is made just before the commit, so that a process
+        // killed earlier leaves no empty directory where `remove` would not look.
+        crate::system::ensure_bpffs(Path::new("/sys/fs/bpf")).map_err(|e| MatcpError::Bpf {
             context: "bpffs".into(),
             reason: e.to_string(),
         })?;
@@ -182,15 +184,15 @@ impl Matcp {
     /// Detaches and unpins; `false` if nothing was installed.
     pub fn remove(&self) -> Result<bool> {
         require_root("remove")?;
-        if !self.dir.exists() {
-            return Ok(false);
+        let installed = self.dir.exists();
+        if installed {
+            self.unpin(&self.dir)?;
         }
-        self.unpin(&self.dir)?;
         if let Some(root) = self.dir.parent() {
             // The root goes too once empty, so that nothing of ours stays in bpffs.
             let _ = std::fs::remove_dir(root);
         }
-        Ok(true)
+        Ok(installed)
     }
 
     fn unpin(&self, dir: &Path) -> Result<()> {
