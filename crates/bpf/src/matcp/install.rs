@@ -227,6 +227,18 @@ pub fn live_programs() -> Vec<u32> {
         .collect()
 }
 
+/// Our live programs beyond `baseline` (those live before), waiting up to `patience` for
+/// them to go: a program is freed after its last link and descriptor, past an RCU grace
+/// period.
+pub fn programs_beyond(baseline: &[u32], patience: std::time::Duration) -> Vec<u32> {
+    crate::system::wait_for_release(patience, || {
+        live_programs()
+            .into_iter()
+            .filter(|id| !baseline.contains(id))
+            .collect()
+    })
+}
+
 pub fn require_root(command: &'static str) -> Result<()> {
     if nix::unistd::geteuid().is_root() {
         Ok(())
