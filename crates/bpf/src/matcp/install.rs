@@ -227,6 +227,21 @@ pub fn live_programs() -> Vec<u32> {
         .collect()
 }
 
+/// Time spent in and calls of each of our live programs (name, ns, calls), as the kernel
+/// counts them while `kernel.bpf_stats_enabled` is 1.
+pub fn program_run_times() -> Vec<(String, u64, u64)> {
+    libbpf_rs::query::ProgInfoIter::default()
+        .filter_map(|p| {
+            let name = p.name.to_string_lossy().to_string();
+            (name == CONNECT4_PROG || name == SOCKOPS_PROG).then_some((
+                name,
+                p.run_time_ns,
+                p.run_cnt,
+            ))
+        })
+        .collect()
+}
+
 /// Our live programs beyond `baseline` (those live before), waiting up to `patience` for
 /// them to go: a program is freed after its last link and descriptor, past an RCU grace
 /// period.

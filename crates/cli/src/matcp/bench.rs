@@ -6,10 +6,13 @@
 //! connect()'s own time in the client; CPU is the client process's (user and system, which
 //! includes cgroup/connect4 and the sockops callbacks run in its context) and the whole
 //! machine's busy time from /proc/stat (the server and softirq work too), per connection.
+//! The programs' own time comes from the kernel's accounting (`kernel.bpf_stats_enabled`,
+//! turned on for the run and restored after): nanoseconds per call of each.
 
 use super::probe;
 use crate::cc_bench::{clock_ticks, cpu_jiffies, spread};
 use anyhow::{Context, Result};
+use mptcp_bpf::matcp::install;
 use mptcp_bpf::matcp::{Config, Matcp, Selector};
 use std::path::PathBuf;
 use testbed::cgroup::Cgroup;
@@ -21,6 +24,25 @@ struct Sample {
     connect_us: Vec<f64>,
     client_cpu_us: f64,
     machine_cpu_us: f64,
+}
+
+const BPF_STATS: &str = "/proc/sys/kernel/bpf_stats_enabled";
+
+/// Turns the kernel's per-program run-time accounting on, and back to what it was on drop.
+struct BpfStats(String);
+
+impl BpfStats {
+    fn enable() -> Result<BpfStats> {
+        let before = std::fs::read_to_string(BPF_STATS)?.trim().to_string();
+        std::fs::write(BPF_STATS, "1")?;
+        Ok(BpfStats(before))
+    }
+}
+
+impl Drop for BpfStats {
+    fn drop(&mut self) {
+        let _ = std::fs::write(BPF_STATS, &self.0);
+    }
 }
 
 fn one_run(client: &Netns, cgroup: &Cgroup, connections: usize) -> Result<Sample> {
@@ -77,6 +99,9 @@ pub fn run(connections: usize, rounds: usize) -> Result<bool> {
     };
     let mut without = Vec::new();
     let mut with = Vec::new();
+    let _stats = BpfStats::enable()?;
+    // Per program: total ns and calls over every round.
+    let mut run_times: Vec<(String, u64, u64)> = Vec::new();
     let result = (|| -> Result<()> {
         for round in 0..rounds {
             eprintln!("round {}/{rounds}: without", round + 1);
@@ -84,6 +109,15 @@ pub fn run(connections: usize, rounds: usize) -> Result<bool> {
             matcp.install(&config)?;
             eprintln!("round {}/{rounds}: with MATCP", round + 1);
             let sample = one_run(&client, &cgroup, connections);
+            for (name, ns, calls) in install::program_run_times() {
+                match run_times.iter_mut().find(|r| r.0 == name) {
+                    Some(r) => {
+                        r.1 += ns;
+                        r.2 += calls;
+                    }
+                    None => run_times.push((name, ns, calls)),
+                }
+            }
             let state = matcp.read();
             matcp.remove()?;
             with.push(sample?);
@@ -100,6 +134,14 @@ pub fn run(connections: usize, rounds: usize) -> Result<bool> {
     let _ = std::fs::remove_dir(&private);
     result?;
     print_table(connections, rounds, &without, &with);
+    println!();
+    for (name, ns, calls) in run_times {
+        println!(
+            "{name}: {calls} calls, {:.0} ns per call, {:.2} calls per connection",
+            ns as f64 / calls.max(1) as f64,
+            calls as f64 / (rounds * connections) as f64
+        );
+    }
     Ok(true)
 }
 
