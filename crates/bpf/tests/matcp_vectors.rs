@@ -99,14 +99,14 @@ fn exact_thresholds(rtts: &[u64]) -> Vec<u64> {
     rtts.iter()
         .map(|&r| {
             cum += total - r as u128;
-            (((cum << 32) + den - 1) / den) as u64
+            (cum << 32).div_ceil(den) as u64
         })
         .collect()
 }
 
 #[test]
 fn c_selection_matches_the_rust_selectors() {
-    let mut s = Stream(0x6d61_7463_70);
+    let mut s = Stream(0x006d_6174_6370);
     let mut weighted_rounding = 0;
     let mut choices = 0;
     for case in 0..3000 {
@@ -150,14 +150,15 @@ fn c_selection_matches_the_rust_selectors() {
                 if let (Some(slot), Some(rtt)) = (rtts.get_mut(path), o.rtt_ns()) {
                     *slot = Some(rtt.max(1));
                 }
-                if kind == Selector::WeightedRtt && n > 1 {
-                    if let Some(r) = rtts.iter().copied().collect::<Option<Vec<u64>>>() {
-                        let exact = exact_thresholds(&r);
-                        let got: Vec<u64> = (0..n as u32)
-                            .map(|x| host::weighted_threshold(&c, x))
-                            .collect();
-                        assert_eq!(got, exact, "case {case}: thresholds for RTTs {r:?}");
-                    }
+                if kind == Selector::WeightedRtt
+                    && n > 1
+                    && let Some(r) = rtts.iter().copied().collect::<Option<Vec<u64>>>()
+                {
+                    let exact = exact_thresholds(&r);
+                    let got: Vec<u64> = (0..n as u32)
+                        .map(|x| host::weighted_threshold(&c, x))
+                        .collect();
+                    assert_eq!(got, exact, "case {case}: thresholds for RTTs {r:?}");
                 }
             }
         }

@@ -72,8 +72,6 @@ const PINS: [&str; 3] = [CONNECT4, SOCKOPS, STATE];
 const STATE_MAP: &str = "matcp_state";
 const CONNECT4_PROG: &str = "matcp_connect4";
 const SOCKOPS_PROG: &str = "matcp_sockops";
-/// CGROUP2_SUPER_MAGIC (include/uapi/linux/magic.h).
-const CGROUP2_MAGIC: i64 = 0x6367_7270;
 
 impl Matcp {
     /// `<root>/matcp`, root being $MPTCP_LAB_BPF_ROOT or `/sys/fs/bpf/mptcp-lab` (as the
@@ -265,7 +263,7 @@ pub fn require_root(command: &'static str) -> Result<()> {
 /// Whether `path` is a directory of a cgroup v2 hierarchy.
 pub fn require_cgroup2(path: &Path) -> Result<()> {
     match nix::sys::statfs::statfs(path) {
-        Ok(s) if s.filesystem_type().0 as i64 == CGROUP2_MAGIC => Ok(()),
+        Ok(s) if s.filesystem_type() == nix::sys::statfs::CGROUP2_SUPER_MAGIC => Ok(()),
         _ => Err(MatcpError::NotCgroup2(path.into())),
     }
 }
