@@ -63,18 +63,6 @@ fn observation(s: &mut Stream) -> matcp::Observation {
     }
 }
 
-fn to_c(o: &matcp::Observation) -> Observation {
-    Observation {
-        srtt_ns: o.srtt_ns,
-        rttvar_ns: o.rttvar_ns,
-        min_rtt_ns: o.min_rtt_ns,
-        rto_ns: o.rto_ns,
-        segments_sent: o.segments_sent,
-        retransmits: o.retransmits,
-        timeouts: o.timeouts,
-    }
-}
-
 fn rust_selector(kind: Selector, n: usize, refresh: Option<u32>) -> Box<dyn PathSelector> {
     let variation = |reading| RttVariation { reading };
     match kind {
@@ -146,7 +134,7 @@ fn c_selection_matches_the_rust_selectors() {
                 let path = s.below(n as u64 + 1) as usize;
                 let o = observation(&mut s);
                 rust.observe(PathId(path as u16), &o);
-                host::observe(&mut c, path as u32, &to_c(&o));
+                host::observe(&mut c, path as u32, &o);
                 if let (Some(slot), Some(rtt)) = (rtts.get_mut(path), o.rtt_ns()) {
                     *slot = Some(rtt.max(1));
                 }
@@ -182,7 +170,7 @@ fn weighted_thresholds_give_table_1() {
             segments_sent: 10,
             ..Default::default()
         };
-        host::observe(&mut c, p as u32, &to_c(&o));
+        host::observe(&mut c, p as u32, &o);
         w.observe(PathId(p as u16), &o);
     }
     let t: Vec<u64> = (0..3).map(|x| host::weighted_threshold(&c, x)).collect();

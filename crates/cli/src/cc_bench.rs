@@ -83,12 +83,12 @@ impl Drop for AllowedGuard {
     }
 }
 
-struct Paths {
-    client: Netns,
-    server: Netns,
+pub(crate) struct Paths {
+    pub client: Netns,
+    pub server: Netns,
 }
 
-fn two_unlimited_paths() -> Result<Paths> {
+pub(crate) fn two_unlimited_paths() -> Result<Paths> {
     let client = Netns::new("bench-c")?;
     let server = Netns::new("bench-s")?;
     veth(&client, "c0", "10.9.1.1/24", &server, "s0", "10.9.1.2/24")?;

@@ -151,6 +151,18 @@ fn sources(report: &Value) -> Vec<String> {
         .collect()
 }
 
+/// The fixture, or `None` (the test skipped, saying why) where the kernel cannot run it;
+/// with the test's turn at the kernel and the programs of ours live before it.
+fn setup(test: &str, tag: &str, path0_rate: Option<&str>) -> Option<(Turn, Vec<u32>, Uplinks)> {
+    if !kernel_available(test) {
+        return None;
+    }
+    let turn = serial();
+    Some((turn, live_programs(), uplinks(tag, path0_rate)))
+}
+
+type Turn = std::sync::MutexGuard<'static, ()>;
+
 fn path_u64(status: &Value, path: usize, field: &str) -> u64 {
     status["paths"][path][field].as_u64().unwrap_or(0)
 }
@@ -158,12 +170,9 @@ fn path_u64(status: &Value, path: usize, field: &str) -> u64 {
 #[test]
 fn new_connections_leave_the_loaded_uplink_under_each_selector() {
     let test = "new_connections_leave_the_loaded_uplink_under_each_selector";
-    if !kernel_available(test) {
+    let Some((_turn, baseline, up)) = setup(test, "sel", None) else {
         return;
-    }
-    let _serial = serial();
-    let baseline = live_programs();
-    let up = uplinks("sel", None);
+    };
     let paths = format!("{PATH0},{PATH1}");
     let selectors: [&[&str]; 5] = [
         &["--selector", "rtt"],
@@ -226,13 +235,11 @@ fn new_connections_leave_the_loaded_uplink_under_each_selector() {
 #[test]
 fn weighted_rtt_frequencies_follow_equation_2() {
     let test = "weighted_rtt_frequencies_follow_equation_2";
-    if !kernel_available(test) {
-        return;
-    }
-    let _serial = serial();
     // Path 0 limited too, so that both RTTs are milliseconds and path 1's weight is not
     // vanishingly small.
-    let up = uplinks("wrtt", Some("8mbit"));
+    let Some((_turn, _, up)) = setup(test, "wrtt", Some("8mbit")) else {
+        return;
+    };
     up.install(&[
         "--selector",
         "weighted-rtt",
@@ -290,12 +297,9 @@ fn weighted_rtt_frequencies_follow_equation_2() {
 #[test]
 fn errors_and_a_killed_install_leave_nothing_behind() {
     let test = "errors_and_a_killed_install_leave_nothing_behind";
-    if !kernel_available(test) {
+    let Some((_turn, baseline, up)) = setup(test, "err", None) else {
         return;
-    }
-    let _serial = serial();
-    let baseline = live_programs();
-    let up = uplinks("err", None);
+    };
     let cgroup = up.cgroup.path.to_string_lossy().to_string();
     let refused = |args: &[&str], want: &str| {
         let out = up.matcp(args);

@@ -7,18 +7,8 @@ use super::MAX_PATHS;
 use super::selector::Selector;
 use std::net::Ipv4Addr;
 
-/// `struct matcp_observation`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Observation {
-    pub srtt_ns: u64,
-    pub rttvar_ns: u64,
-    pub min_rtt_ns: u64,
-    pub rto_ns: u64,
-    pub segments_sent: u64,
-    pub retransmits: u64,
-    pub timeouts: u64,
-}
+/// `struct matcp_observation`: the Rust selectors' own, `#[repr(C)]`.
+pub use matcp::Observation;
 
 /// `struct matcp_path_state`.
 #[repr(C)]

@@ -10,13 +10,13 @@
 //! turned on for the run and restored after): nanoseconds per call of each.
 
 use super::probe;
-use crate::cc_bench::{clock_ticks, cpu_jiffies, spread};
+use crate::cc_bench::{Paths, clock_ticks, cpu_jiffies, spread, two_unlimited_paths};
 use anyhow::{Context, Result};
 use mptcp_bpf::matcp::install;
 use mptcp_bpf::matcp::{Config, Matcp, Selector};
 use std::path::PathBuf;
 use testbed::cgroup::Cgroup;
-use testbed::{Netns, cleanup, veth};
+use testbed::{Netns, cleanup};
 
 const SERVER: &str = "10.9.1.2:5301";
 
@@ -71,12 +71,8 @@ fn percentile(xs: &[f64], p: f64) -> f64 {
 }
 
 pub fn run(connections: usize, rounds: usize) -> Result<bool> {
-    let client = Netns::new("mbench-c")?;
-    let server = Netns::new("mbench-s")?;
-    veth(&client, "c0", "10.9.1.1/24", &server, "s0", "10.9.1.2/24")?;
-    veth(&client, "c1", "10.9.2.1/24", &server, "s1", "10.9.2.2/24")?;
-    client.ip("rule add from 10.9.2.1 table 102")?;
-    client.ip("route add 10.9.1.0/24 via 10.9.2.2 dev c1 table 102")?;
+    // The congestion controls' bench topology (its MPTCP endpoint is unused by TCP).
+    let Paths { client, server } = two_unlimited_paths()?;
     let exe = std::env::current_exe()?;
     let _sink = server.spawn(
         &exe.to_string_lossy(),
