@@ -16,17 +16,15 @@ use matcp::{Drops, Lowest, PathId, PathSelector, Rtt, RttVariation, SinglePath, 
 use mptcp_bpf::matcp::host;
 use mptcp_bpf::matcp::layout::{Observation, Selection, State};
 use mptcp_bpf::matcp::{MAX_PATHS, Selector};
+use rand::{RngCore, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
 
-/// splitmix64: a seeded stream, so that a failure repeats.
-struct Stream(u64);
+/// A seeded stream, so that a failure repeats.
+struct Stream(Xoshiro256PlusPlus);
 
 impl Stream {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
     fn below(&mut self, n: u64) -> u64 {
         self.next() % n
@@ -94,7 +92,7 @@ fn exact_thresholds(rtts: &[u64]) -> Vec<u64> {
 
 #[test]
 fn c_selection_matches_the_rust_selectors() {
-    let mut s = Stream(0x006d_6174_6370);
+    let mut s = Stream(Xoshiro256PlusPlus::seed_from_u64(0x006d_6174_6370));
     let mut weighted_rounding = 0;
     let mut choices = 0;
     for case in 0..3000 {
