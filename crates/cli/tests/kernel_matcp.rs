@@ -341,6 +341,15 @@ fn errors_and_a_killed_install_leave_nothing_behind() {
         "given twice",
     );
     refused(&["status"], "not installed");
+    if Command::new("setpriv").arg("--version").output().is_ok() {
+        let out = Command::new("setpriv")
+            .args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
+            .args([bin(), "matcp", "status"])
+            .output()
+            .expect("setpriv");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains("needs root"), "{err}");
+    }
     assert_eq!(
         programs_beyond(&baseline, PATIENCE),
         Vec::<u32>::new(),
@@ -400,5 +409,30 @@ fn errors_and_a_killed_install_leave_nothing_behind() {
     assert!(
         !up.root.exists(),
         "the private root is removed with the last pin"
+    );
+}
+
+#[test]
+fn a_dead_commands_cgroup_and_staging_pins_go_at_the_next_start() {
+    let test = "a_dead_commands_cgroup_and_staging_pins_go_at_the_next_start";
+    let Some((_turn, _, up)) = setup(test, "dead", None) else {
+        return;
+    };
+    let mut exited = Command::new("true").spawn().expect("true");
+    let pid = exited.id();
+    exited.wait().expect("true");
+    let root = mptcp_bpf::matcp::install::cgroup2_root().expect("cgroup v2");
+    let cgroup = root.join(format!("mlab-{pid}-matcp-x"));
+    let staging = PathBuf::from("/sys/fs/bpf").join(format!("mlab-{pid}-matcp-new"));
+    for dir in [&cgroup, &staging] {
+        std::fs::create_dir(dir).expect("a dead process's directory");
+    }
+    let out = up.matcp(&["status"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not installed"), "{err}");
+    assert!(!cgroup.exists(), "the dead process's cgroup is removed");
+    assert!(
+        !staging.exists(),
+        "the dead process's staging pins are removed"
     );
 }
