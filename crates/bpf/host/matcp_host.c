@@ -29,6 +29,7 @@ u32 matcp_host_state_layout(u32 *out, u32 n)
 		sizeof(struct matcp_state),
 		offsetof(struct matcp_state, addr4),
 		offsetof(struct matcp_state, bind_errors),
+		offsetof(struct matcp_state, netns_cookie),
 		offsetof(struct matcp_state, sel),
 		offsetof(struct matcp_state, stats),
 		sizeof(struct matcp_selection),

@@ -200,6 +200,7 @@ fn state_layout_matches_the_c_compiler() {
             size_of::<State>() as u32,
             offset_of!(State, addr4) as u32,
             offset_of!(State, bind_errors) as u32,
+            offset_of!(State, netns_cookie) as u32,
             offset_of!(State, sel) as u32,
             offset_of!(State, stats) as u32,
             size_of::<Selection>() as u32,

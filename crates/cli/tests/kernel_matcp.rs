@@ -34,7 +34,7 @@ struct Uplinks {
     cgroup: Cgroup,
     _sink: Process,
     client: Netns,
-    _server: Netns,
+    server: Netns,
 }
 
 fn uplinks(tag: &str, path0_rate: Option<&str>) -> Uplinks {
@@ -65,7 +65,7 @@ fn uplinks(tag: &str, path0_rate: Option<&str>) -> Uplinks {
         cgroup: Cgroup::new(&format!("matcp-{tag}")).expect("cgroup"),
         _sink: sink,
         client,
-        _server: server,
+        server,
     }
 }
 
@@ -119,8 +119,13 @@ impl Uplinks {
 
     /// `count` sequential connections from inside the cgroup, `bytes` each; their sources.
     fn connect(&self, to: &str, count: usize, bytes: usize) -> Value {
+        self.connect_from(&self.client, to, count, bytes)
+    }
+
+    /// The same from another namespace, in the same cgroup.
+    fn connect_from(&self, ns: &Netns, to: &str, count: usize, bytes: usize) -> Value {
         let out = Command::new(bin())
-            .args(["matcp", "connect", "--to", to, "--netns", &self.client.name])
+            .args(["matcp", "connect", "--to", to, "--netns", &ns.name])
             .arg("--cgroup")
             .arg(&self.cgroup.path)
             .args(["--count", &count.to_string(), "--bytes", &bytes.to_string()])
@@ -222,8 +227,15 @@ fn new_connections_leave_the_loaded_uplink_under_each_selector() {
         &format!("{PATH1},{PATH0}"),
     ]);
     let placed = sources(&up.connect(SERVER, 5, 1_000));
+    // The cgroup's sockets in another namespace (here the server's, to its own address)
+    // are neither placed nor counted: the paths' addresses are the client's.
+    let elsewhere = sources(&up.connect_from(&up.server, SERVER, 3, 1_000));
+    let status = up.status();
     up.remove();
     assert_eq!(placed, vec![PATH1.to_string(); 5]);
+    assert_eq!(elsewhere, vec!["10.7.1.2".to_string(); 3]);
+    assert_eq!(path_u64(&status, 0, "choices"), 5, "{status}");
+    assert_eq!(status["bind_errors"], 0, "{status}");
     drop(up);
     assert_eq!(
         programs_beyond(&baseline, PATIENCE),

@@ -65,6 +65,14 @@ static __always_inline struct matcp_state *matcp_get(void)
 	return bpf_map_lookup_elem(&matcp_state, &key);
 }
 
+/* A cgroup's processes may open sockets in any network namespace; the paths' addresses are
+ * those of the namespace `install` ran in, and only its sockets are placed and measured
+ * (elsewhere the same address may be another host's, or no host's). */
+static __always_inline int matcp_our_netns(const struct matcp_state *st, u64 cookie)
+{
+	return !st->netns_cookie || cookie == st->netns_cookie;
+}
+
 SEC("cgroup/connect4")
 int matcp_connect4(struct bpf_sock_addr *ctx)
 {
@@ -82,7 +90,7 @@ int matcp_connect4(struct bpf_sock_addr *ctx)
 	if (!sk || sk->src_ip4 || sk->src_port)
 		return 1;
 	st = matcp_get();
-	if (!st)
+	if (!st || !matcp_our_netns(st, bpf_get_netns_cookie(ctx)))
 		return 1;
 	/* Drawn before the lock: no helper may be called while it is held. */
 	draw = bpf_get_prandom_u32();
@@ -113,7 +121,7 @@ static __always_inline void matcp_follow(struct bpf_sock_ops *skops, struct bpf_
 	struct matcp_conn *conn;
 	int path;
 
-	if (skops->family != MATCP_AF_INET)
+	if (skops->family != MATCP_AF_INET || !matcp_our_netns(st, bpf_get_netns_cookie(skops)))
 		return;
 	path = matcp_path_of(st, skops->local_ip4);
 	if (path < 0)

@@ -34,6 +34,7 @@ struct matcp_state {
 	struct bpf_spin_lock lock;
 	u32 addr4[MATCP_MAX_PATHS]; /* path x's source address, network order */
 	u32 bind_errors;            /* bpf_bind refused (the socket was bound already, ...) */
+	u64 netns_cookie;           /* the network namespace whose addresses the paths are */
 	struct matcp_selection sel;
 	struct matcp_path_stats stats[MATCP_MAX_PATHS];
 };

@@ -120,7 +120,12 @@ impl Matcp {
             reason,
         })?;
         std::fs::create_dir_all(&self.staging).map_err(io(&self.staging))?;
-        let state = State::new(config.selector, &config.paths, config.refresh);
+        let state = State::new(
+            config.selector,
+            &config.paths,
+            config.refresh,
+            netns_cookie()?,
+        );
         for mut map in obj.maps_mut() {
             if map.name() == STATE_MAP {
                 map.update(&0u32.to_ne_bytes(), state.as_bytes(), MapFlags::ANY)
@@ -211,6 +216,33 @@ impl Matcp {
             _ => Ok(()),
         }
     }
+}
+
+/// This process's network namespace as the programs see it (`bpf_get_netns_cookie`):
+/// SO_NETNS_COOKIE of a socket made here (Linux 5.14).
+fn netns_cookie() -> Result<u64> {
+    use nix::libc;
+    use std::os::fd::AsRawFd;
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").map_err(io("a socket"))?;
+    let mut cookie = 0u64;
+    let mut len = std::mem::size_of::<u64>() as libc::socklen_t;
+    // SAFETY: the kernel writes at most `len` bytes into `cookie`.
+    let rc = unsafe {
+        libc::getsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_NETNS_COOKIE,
+            (&mut cookie as *mut u64).cast(),
+            &mut len,
+        )
+    };
+    if rc != 0 {
+        return Err(MatcpError::Io {
+            path: "SO_NETNS_COOKIE".into(),
+            source: std::io::Error::last_os_error(),
+        });
+    }
+    Ok(cookie)
 }
 
 /// Ids of the kernel's live programs named as ours (`matcp_connect4`, `matcp_sockops`),

@@ -82,13 +82,21 @@ pub struct State {
     /// Network order, as the programs compare it with the socket's address.
     pub addr4: [u32; MAX_PATHS],
     pub bind_errors: u32,
+    /// SO_NETNS_COOKIE of the namespace the paths' addresses belong to; 0: any.
+    pub netns_cookie: u64,
     pub sel: Selection,
     pub stats: [PathStats; MAX_PATHS],
 }
 
 impl State {
-    pub fn new(selector: Selector, paths: &[Ipv4Addr], refresh: Option<u32>) -> State {
+    pub fn new(
+        selector: Selector,
+        paths: &[Ipv4Addr],
+        refresh: Option<u32>,
+        netns_cookie: u64,
+    ) -> State {
         let mut s = State {
+            netns_cookie,
             sel: Selection::new(selector, paths.len(), refresh),
             ..State::default()
         };
