@@ -102,7 +102,9 @@ pub fn run(connections: usize, rounds: usize) -> Result<bool> {
         for round in 0..rounds {
             eprintln!("round {}/{rounds}: without", round + 1);
             without.push(one_run(&client, &cgroup, connections)?);
-            matcp.install(&config)?;
+            // From inside the client's namespace: the paths' addresses are its own.
+            let (m, c) = (matcp.clone(), config.clone());
+            client.enter(move || Ok(m.install(&c)?))?;
             eprintln!("round {}/{rounds}: with MATCP", round + 1);
             let sample = one_run(&client, &cgroup, connections);
             for (name, ns, calls) in install::program_run_times() {
