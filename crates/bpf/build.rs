@@ -1,4 +1,5 @@
-//! Builds the eBPF congestion controls and the host copy of their shared arithmetic.
+//! Builds the eBPF congestion controls and MATCP's path selection programs, and the host
+//! copies of their shared arithmetic.
 //!
 //! The BPF objects need clang with the BPF target, the running kernel's BTF (turned into
 //! vmlinux.h by bpftool) and libbpf's BPF headers (from libbpf-sys). Where any is missing
@@ -9,7 +10,9 @@ use std::env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const PROGRAMS: &[&str] = &["lia", "olia", "balia", "wvegas", "ewtcp", "fcoupled"];
+const PROGRAMS: &[&str] = &[
+    "lia", "olia", "balia", "wvegas", "ewtcp", "fcoupled", "matcp",
+];
 const BPF_DIR: &str = "src/bpf";
 
 fn main() {
@@ -22,6 +25,7 @@ fn main() {
 
     cc::Build::new()
         .file("host/mlab_host.c")
+        .file("host/matcp_host.c")
         .warnings(true)
         .extra_warnings(true)
         .flag_if_supported("-Wno-unused-function")

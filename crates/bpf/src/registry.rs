@@ -269,7 +269,9 @@ fn collect_log(_level: libbpf_rs::PrintLevel, msg: String) {
     }
 }
 
-fn with_libbpf_log<T>(f: impl FnOnce() -> libbpf_rs::Result<T>) -> std::result::Result<T, String> {
+pub(crate) fn with_libbpf_log<T>(
+    f: impl FnOnce() -> libbpf_rs::Result<T>,
+) -> std::result::Result<T, String> {
     if let Ok(mut log) = LIBBPF_LOG.lock() {
         log.clear();
     }

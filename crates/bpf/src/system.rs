@@ -111,7 +111,10 @@ pub fn struct_ops_held_beyond(baseline: &[u32], patience: std::time::Duration) -
 /// Polls `held` until it is empty or `patience` has passed: a socket that ends takes its
 /// reference with it only once the kernel has freed it, and the map follows after an RCU
 /// grace period.
-fn wait_for_release(patience: std::time::Duration, held: impl Fn() -> Vec<u32>) -> Vec<u32> {
+pub(crate) fn wait_for_release(
+    patience: std::time::Duration,
+    held: impl Fn() -> Vec<u32>,
+) -> Vec<u32> {
     let start = std::time::Instant::now();
     loop {
         let held = held();

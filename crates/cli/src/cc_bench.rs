@@ -13,7 +13,7 @@ use testbed::{Netns, cleanup, veth};
 const BUILT_IN: [&str; 2] = ["reno", "cubic"];
 
 /// Busy and total jiffies of all CPUs.
-fn cpu_jiffies() -> Result<(u64, u64)> {
+pub(crate) fn cpu_jiffies() -> Result<(u64, u64)> {
     let stat = std::fs::read_to_string("/proc/stat")?;
     let fields: Vec<u64> = stat
         .lines()
@@ -29,7 +29,7 @@ fn cpu_jiffies() -> Result<(u64, u64)> {
     Ok((total - idle, total))
 }
 
-fn clock_ticks() -> f64 {
+pub(crate) fn clock_ticks() -> f64 {
     // SAFETY: sysconf has no preconditions.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     if hz > 0 { hz as f64 } else { 100.0 }
@@ -83,12 +83,12 @@ impl Drop for AllowedGuard {
     }
 }
 
-struct Paths {
-    client: Netns,
-    server: Netns,
+pub(crate) struct Paths {
+    pub client: Netns,
+    pub server: Netns,
 }
 
-fn two_unlimited_paths() -> Result<Paths> {
+pub(crate) fn two_unlimited_paths() -> Result<Paths> {
     let client = Netns::new("bench-c")?;
     let server = Netns::new("bench-s")?;
     veth(&client, "c0", "10.9.1.1/24", &server, "s0", "10.9.1.2/24")?;
@@ -156,7 +156,7 @@ fn one_run(paths: &Paths, cc: &str, seconds: f64, port: u16) -> Result<Sample> {
 }
 
 /// Median, and the smallest and largest value.
-fn spread(xs: &[f64]) -> (f64, f64, f64) {
+pub(crate) fn spread(xs: &[f64]) -> (f64, f64, f64) {
     let mut v = xs.to_vec();
     v.sort_by(f64::total_cmp);
     let n = v.len();

@@ -6,6 +6,7 @@ mod cc;
 mod cc_bench;
 mod dask;
 mod emu_bench;
+mod matcp;
 mod run;
 mod soak;
 
@@ -154,6 +155,11 @@ enum Command {
     Cc {
         #[command(subcommand)]
         action: CcAction,
+    },
+    /// MATCP path selection per TCP connection on this kernel (eBPF, per cgroup).
+    Matcp {
+        #[command(subcommand)]
+        action: matcp::MatcpAction,
     },
     /// Traffic agent on real sockets (used by the kernel tests and benchmarks).
     #[command(hide = true)]
@@ -316,6 +322,7 @@ fn main() -> ExitCode {
                 algorithms,
             } => cc_bench::bench(seconds, repeat, &algorithms),
         },
+        Command::Matcp { action } => matcp::run(action),
         Command::Soak {
             scenario,
             duration,

@@ -1,7 +1,10 @@
 //! What one connection tells its source about the path it used.
 
 /// The TCP sender's own estimates at the end of a connection (Linux keeps them in
-/// `tcp_sock`: `srtt_us`, `mdev_us`, `rtt_min`, `total_retrans`, `segs_out`).
+/// `tcp_sock`: `srtt_us`, `mdev_us`, `rtt_min`, `total_retrans`, `segs_out`). Laid out as
+/// `struct matcp_observation` of the eBPF version (crates/bpf/src/bpf/matcp_select.h), which
+/// takes it as it is in the host tests.
+#[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Observation {
     /// Smoothed RTT (RFC 6298 SRTT), nanoseconds; 0 if no segment was ever timed.

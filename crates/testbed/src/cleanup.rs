@@ -25,8 +25,9 @@ pub fn is_leftover(name: &str) -> bool {
     owner_of(name).is_some_and(|pid| pid != std::process::id() && !alive(pid))
 }
 
-/// Deletes namespaces and bpffs directories (private registries: removing their pins
-/// unregisters their congestion controls) of exited mptcp-lab processes. Returns what it
+/// Deletes namespaces, bpffs directories (private registries: removing their pins
+/// unregisters their congestion controls; a MATCP install cut short: removing its pins
+/// detaches its programs) and cgroups of exited mptcp-lab processes. Returns what it
 /// removed.
 pub fn remove_leftovers() -> Vec<String> {
     let mut removed = Vec::new();
@@ -48,6 +49,19 @@ pub fn remove_leftovers() -> Vec<String> {
             let name = entry.file_name().to_string_lossy().to_string();
             if is_leftover(&name) && std::fs::remove_dir_all(entry.path()).is_ok() {
                 removed.push(format!("bpffs {name}"));
+            }
+        }
+    }
+    if let Ok(root) = mptcp_bpf::matcp::install::cgroup2_root()
+        && let Ok(dir) = std::fs::read_dir(root)
+    {
+        for entry in dir.flatten() {
+            let name = entry.file_name().to_string_lossy().to_string();
+            if is_leftover(&name) {
+                crate::cgroup::remove(&entry.path());
+                if !entry.path().exists() {
+                    removed.push(format!("cgroup {name}"));
+                }
             }
         }
     }

@@ -8,6 +8,7 @@
 
 pub mod agent;
 pub mod backend;
+pub mod cgroup;
 pub mod cleanup;
 pub mod emu;
 pub mod hosts;

@@ -128,4 +128,33 @@ impl Rtnl {
         )?;
         Ok(())
     }
+
+    /// `ip route get DST from SRC`: the interface a packet from SRC to DST leaves by, after
+    /// the policy rules. An error when the kernel has no route (ENETUNREACH) or SRC is not
+    /// one of its addresses.
+    pub fn output_interface(&mut self, src: Ipv4Addr, dst: Ipv4Addr) -> Result<u32> {
+        let mut m = RouteMessage::default();
+        m.header.address_family = AddressFamily::Inet;
+        m.header.destination_prefix_length = 32;
+        m.header.source_prefix_length = 32;
+        m.attributes
+            .push(RouteAttribute::Destination(RouteAddress::Inet(dst)));
+        m.attributes
+            .push(RouteAttribute::Source(RouteAddress::Inet(src)));
+        let replies = self.0.request(
+            RouteNetlinkMessage::GetRoute(m),
+            0,
+            &format!("route from {src} to {dst}"),
+        )?;
+        replies
+            .iter()
+            .find_map(|r| match r {
+                RouteNetlinkMessage::NewRoute(r) => r.attributes.iter().find_map(|a| match a {
+                    RouteAttribute::Oif(i) => Some(*i),
+                    _ => None,
+                }),
+                _ => None,
+            })
+            .with_context(|| format!("route from {src} to {dst}: no interface in the reply"))
+    }
 }

@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/*
+ * MATCP on a stock kernel (Dimopoulos, Zeephongsekul and Tari, "Multipath Aware TCP",
+ * ISCC 2006): each new TCP connection of a cgroup is placed on one of the host's uplinks,
+ * chosen from what earlier connections measured on each.
+ *
+ * - cgroup/connect4 runs in connect() before the route lookup (tcp_v4_pre_connect,
+ *   net/ipv4/tcp_ipv4.c), picks a path with the configured selector (matcp_select.h) and
+ *   binds the socket's source address with bpf_bind (net/core/filter.c: __inet_bind with
+ *   BIND_FORCE_ADDRESS_NO_PORT, net/ipv4/af_inet.c: the address only, the port still comes
+ *   at connect). A policy rule `ip rule add from ADDR table T` then sends the connection
+ *   over that uplink. A socket the application bound itself keeps its address.
+ * - sockops follows the connections that leave from a path's address
+ *   (include/uapi/linux/bpf.h): BPF_SOCK_OPS_TCP_CONNECT_CB, when the SYN is about to go,
+ *   asks for BPF_SOCK_OPS_RTO_CB (each timeout, SYN timeouts included, from
+ *   tcp_write_timeout) and BPF_SOCK_OPS_STATE_CB; at the move to TCP_CLOSE (tcp_done, every
+ *   full socket ends there) the connection's srtt_us, mdev_us, rtt_min, icsk_rto,
+ *   total_retrans and segs_out become one observation of its path. Retransmissions are
+ *   read from total_retrans once at the end rather than counted per
+ *   BPF_SOCK_OPS_RETRANS_CB, which would cost a call per retransmitted segment.
+ *
+ * The selector's state and the statistics live in one pinned array map, `matcp_state`,
+ * which outlives the connections and the command that installed the programs.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+#include "matcp_state.h"
+
+char _license[] SEC("license") = "Dual MIT/GPL";
+
+#define MATCP_AF_INET 2
+#define MATCP_SOCK_STREAM 1
+#define MATCP_IPPROTO_TCP 6
+#define MATCP_TCP_CLOSE 7 /* BPF_TCP_CLOSE */
+
+/* For the RTO, which the kernel keeps in jiffies. */
+extern unsigned int CONFIG_HZ __kconfig __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct matcp_state);
+} matcp_state SEC(".maps");
+
+/* Per connection: its path and its timeouts so far. */
+struct matcp_conn {
+	u32 path;
+	u32 timeouts;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct matcp_conn);
+} matcp_conns SEC(".maps");
+
+static __always_inline struct matcp_state *matcp_get(void)
+{
+	u32 key = 0;
+
+	return bpf_map_lookup_elem(&matcp_state, &key);
+}
+
+/* A cgroup's processes may open sockets in any network namespace; the paths' addresses are
+ * those of the namespace `install` ran in, and only its sockets are placed and measured
+ * (elsewhere the same address may be another host's, or no host's). */
+static __always_inline int matcp_our_netns(const struct matcp_state *st, u64 cookie)
+{
+	return !st->netns_cookie || cookie == st->netns_cookie;
+}
+
+SEC("cgroup/connect4")
+int matcp_connect4(struct bpf_sock_addr *ctx)
+{
+	struct sockaddr_in sa = {};
+	struct matcp_state *st;
+	struct bpf_sock *sk;
+	u32 draw, chosen;
+
+	if (ctx->type != MATCP_SOCK_STREAM || ctx->protocol != MATCP_IPPROTO_TCP)
+		return 1;
+	/* Loopback stays local: no uplink leads there. */
+	if ((bpf_ntohl(ctx->user_ip4) >> 24) == 127)
+		return 1;
+	sk = ctx->sk;
+	if (!sk || sk->src_ip4 || sk->src_port)
+		return 1;
+	st = matcp_get();
+	if (!st || !matcp_our_netns(st, bpf_get_netns_cookie(ctx)))
+		return 1;
+	/* Drawn before the lock: no helper may be called while it is held. */
+	draw = bpf_get_prandom_u32();
+	bpf_spin_lock(&st->lock);
+	chosen = matcp_choose(&st->sel, draw) & (MATCP_MAX_PATHS - 1);
+	st->stats[chosen].choices++;
+	sa.sin_addr.s_addr = st->addr4[chosen];
+	bpf_spin_unlock(&st->lock);
+	sa.sin_family = MATCP_AF_INET;
+	if (bpf_bind(ctx, (struct sockaddr *)&sa, sizeof(sa)))
+		__sync_fetch_and_add(&st->bind_errors, 1);
+	return 1;
+}
+
+static __always_inline int matcp_path_of(const struct matcp_state *st, u32 addr)
+{
+	u32 n = matcp_n(&st->sel), i;
+
+	for (i = 0; i < MATCP_MAX_PATHS; i++)
+		if (i < n && st->addr4[i] == addr)
+			return i;
+	return -1;
+}
+
+static __always_inline void matcp_follow(struct bpf_sock_ops *skops, struct bpf_sock *sk,
+					 struct matcp_state *st)
+{
+	struct matcp_conn *conn;
+	int path;
+
+	if (skops->family != MATCP_AF_INET || !matcp_our_netns(st, bpf_get_netns_cookie(skops)))
+		return;
+	path = matcp_path_of(st, skops->local_ip4);
+	if (path < 0)
+		return;
+	conn = bpf_sk_storage_get(&matcp_conns, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!conn)
+		return;
+	conn->path = path;
+	conn->timeouts = 0;
+	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags |
+					 BPF_SOCK_OPS_STATE_CB_FLAG | BPF_SOCK_OPS_RTO_CB_FLAG);
+}
+
+static __always_inline void matcp_end(struct bpf_sock *sk, struct matcp_state *st)
+{
+	struct matcp_observation o = {};
+	struct matcp_path_stats *stats;
+	struct matcp_conn *conn;
+	struct tcp_sock *tp;
+	u32 path, rtt_min, hz = CONFIG_HZ ? CONFIG_HZ : 1000;
+
+	conn = bpf_sk_storage_get(&matcp_conns, sk, 0, 0);
+	if (!conn)
+		return;
+	path = conn->path & (MATCP_MAX_PATHS - 1);
+	o.timeouts = conn->timeouts;
+	bpf_sk_storage_delete(&matcp_conns, sk);
+	tp = bpf_skc_to_tcp_sock(sk);
+	if (!tp)
+		return;
+	/* tcp_rtt_estimator (net/ipv4/tcp_input.c): srtt_us is SRTT << 3, mdev_us 4 mean
+	 * deviations (TCP_INFO's tcpi_rttvar is mdev_us >> 2); rtt_min is ~0U until a sample. */
+	o.srtt_ns = (u64)(tp->srtt_us >> 3) * 1000;
+	o.rttvar_ns = (u64)(tp->mdev_us >> 2) * 1000;
+	rtt_min = tp->rtt_min.s[0].v;
+	o.min_rtt_ns = rtt_min == ~0U ? 0 : (u64)rtt_min * 1000;
+	o.rto_ns = (u64)tp->inet_conn.icsk_rto * 1000000000ULL / hz;
+	o.segments_sent = tp->segs_out;
+	o.retransmits = tp->total_retrans;
+
+	bpf_spin_lock(&st->lock);
+	matcp_observe(&st->sel, path, &o);
+	stats = &st->stats[path];
+	stats->connections++;
+	stats->retransmits += o.retransmits;
+	stats->segments_sent += o.segments_sent;
+	stats->timeouts += o.timeouts;
+	stats->last_srtt_us = o.srtt_ns / 1000;
+	stats->last_rttvar_us = o.rttvar_ns / 1000;
+	bpf_spin_unlock(&st->lock);
+	/* Outside the lock: a helper call. A torn read of it only delays a status line. */
+	stats->last_ended_ns = bpf_ktime_get_ns();
+}
+
+SEC("sockops")
+int matcp_sockops(struct bpf_sock_ops *skops)
+{
+	struct matcp_state *st = matcp_get();
+	struct bpf_sock *sk = skops->sk;
+	struct matcp_conn *conn;
+
+	if (!st || !sk)
+		return 1;
+	switch (skops->op) {
+	case BPF_SOCK_OPS_TCP_CONNECT_CB:
+		matcp_follow(skops, sk, st);
+		break;
+	case BPF_SOCK_OPS_RTO_CB:
+		conn = bpf_sk_storage_get(&matcp_conns, sk, 0, 0);
+		if (conn)
+			conn->timeouts++;
+		break;
+	case BPF_SOCK_OPS_STATE_CB:
+		if (skops->args[1] == MATCP_TCP_CLOSE)
+			matcp_end(sk, st);
+		break;
+	}
+	return 1;
+}
