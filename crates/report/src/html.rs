@@ -8,6 +8,7 @@ use crate::markdown::Points;
 use crate::names;
 use crate::store::read_series;
 use crate::summary::{MetricStats, Summary, VariantSummary};
+use crate::verdict::Verdict;
 use anyhow::Result;
 use plotly::common::{ErrorData, ErrorType, Line, Marker, Mode, Title, Visible};
 use plotly::layout::update_menu::{Button, ButtonMethod, UpdateMenu, UpdateMenuDirection};
@@ -75,6 +76,7 @@ table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:14px}\
 th,td{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}\
 th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}\
 tr.pass td.verdict,td.pass{background:#d9f2d9}tr.fail td.verdict,td.fail{background:#f8d0d0}\
+tr.inconclusive td.verdict,td.inconclusive{background:#fde9b0}\
 .pub{color:#666;font-size:12px}.chart{margin:0 0 1.5em}.row{display:flex;flex-wrap:wrap;gap:8px}\
 .row .chart{flex:1 1 360px}code{font-size:13px}";
 
@@ -245,6 +247,16 @@ pub fn fmt_stats(m: &MetricStats) -> String {
 }
 
 /// A row class and verdict cell for a pass or a failure.
+/// An ordering's row class (its colour: green, red, amber) and its verdict in words.
+pub fn order_verdict(o: &crate::summary::OrderCheck) -> (&'static str, String) {
+    let class = match o.verdict() {
+        Verdict::Holds => "pass",
+        Verdict::Fails => "fail",
+        Verdict::Inconclusive => "inconclusive",
+    };
+    (class, o.verdict_text())
+}
+
 pub fn verdict(pass: bool) -> (&'static str, &'static str) {
     if pass {
         ("pass", "pass")
@@ -273,7 +285,7 @@ fn checks_table(page: &mut Page, s: &Summary) {
         let ours = match (c.over.is_none(), c.ours) {
             (true, Some(_)) => v.metrics.get(&c.metric).map(fmt_stats).unwrap_or_default(),
             (false, Some(o)) => format!("{o:.3}"),
-            (_, None) => "missing".into(),
+            (_, None) => c.absent_text(),
         };
         let (class, word) = verdict(c.pass);
         let _ = writeln!(
@@ -312,20 +324,24 @@ fn orders_table(page: &mut Page, s: &Summary) {
     if s.orders.is_empty() {
         return;
     }
-    let passed = s.orders.iter().filter(|o| o.pass).count();
+    let count = |v: Verdict| s.orders.iter().filter(|o| o.verdict() == v).count();
     let mut h = format!(
-        "<h2>What must hold</h2>\n<p>{passed} of {} orderings hold. Each lists the variants \
-         from the smallest expected value to the largest, with our means.</p>\n<table><tr>\
+        "<h2>What must hold</h2>\n<p>{} of {} orderings hold, {} fail, {} are inconclusive. \
+         Each lists the variants from the smallest expected value to the largest, with our \
+         means and their standard deviations over seeds. {}</p>\n<table><tr>\
          <th>statement</th><th>metric</th><th>under</th><th>ours, in claimed order</th>\
          <th>holds</th><th>if it fails</th></tr>\n",
-        s.orders.len()
+        count(Verdict::Holds),
+        s.orders.len(),
+        count(Verdict::Fails),
+        count(Verdict::Inconclusive),
+        esc(crate::verdict::RULE),
     );
     for o in &s.orders {
-        let (class, word) = verdict(o.pass);
-        let why = if o.pass {
-            ""
-        } else {
-            o.if_fails.as_deref().unwrap_or("")
+        let (class, word) = order_verdict(o);
+        let why = match o.verdict() {
+            Verdict::Fails => o.if_fails.as_deref().unwrap_or(""),
+            _ => "",
         };
         let _ = writeln!(
             h,

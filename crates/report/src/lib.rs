@@ -11,9 +11,11 @@ mod panels;
 pub mod published;
 pub use markdown::write_report;
 pub mod plots;
+pub mod statement;
 pub mod store;
 pub mod summary;
 pub mod tables;
+pub mod verdict;
 
 pub use store::{read_summary, write_results};
 pub use summary::{Check, MetricStats, Summary, VariantSummary, summarize};

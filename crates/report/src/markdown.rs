@@ -4,6 +4,7 @@
 use crate::plots::{Line, line_chart};
 use crate::store::{read_series, read_summary};
 use crate::summary::{Check, MetricStats, OrderCheck, Summary};
+use crate::verdict::Verdict;
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use scenario::metrics::{Entity, Metric, Quantity};
@@ -122,7 +123,7 @@ fn checks_section(md: &mut String, s: &Summary) -> Result<()> {
         let ours = match (c.over.is_none(), c.ours) {
             (true, Some(_)) => v.metrics.get(&c.metric).map(fmt_stats).unwrap_or_default(),
             (false, Some(o)) => format!("{o:.3}"),
-            (_, None) => "missing".into(),
+            (_, None) => c.absent_text(),
         };
         writeln!(
             md,
@@ -301,14 +302,18 @@ fn orders_section(md: &mut String, s: &Summary) -> Result<()> {
     if s.orders.is_empty() {
         return Ok(());
     }
-    let passed = s.orders.iter().filter(|o| o.pass).count();
+    let count = |v: Verdict| s.orders.iter().filter(|o| o.verdict() == v).count();
     writeln!(
         md,
         "## What must hold
 
-{passed} of {} orderings hold. Each lists the variants from the smallest expected value to the largest, with our means.
+{} of {} orderings hold, {} fail, {} are inconclusive. Each lists the variants from the smallest expected value to the largest, with our means and their standard deviations over seeds. {}
 ",
-        s.orders.len()
+        count(Verdict::Holds),
+        s.orders.len(),
+        count(Verdict::Fails),
+        count(Verdict::Inconclusive),
+        crate::verdict::RULE,
     )?;
     writeln!(
         md,
@@ -329,7 +334,10 @@ fn orders_section(md: &mut String, s: &Summary) -> Result<()> {
                 &o.context
             },
             o.values_text(),
-            if o.pass { "yes" } else { "**no**" }
+            match o.verdict() {
+                Verdict::Holds => o.verdict_text(),
+                _ => format!("**{}**", o.verdict_text()),
+            }
         )?;
     }
     writeln!(md)?;
@@ -339,7 +347,7 @@ fn orders_section(md: &mut String, s: &Summary) -> Result<()> {
 /// Each ordering that fails somewhere, once, with the scenario's reading of why.
 fn failures_explained(md: &mut String, s: &Summary) -> Result<()> {
     let mut failed: Vec<&OrderCheck> = Vec::new();
-    for o in s.orders.iter().filter(|o| !o.pass) {
+    for o in s.orders.iter().filter(|o| o.verdict() == Verdict::Fails) {
         if !failed.iter().any(|f| f.statement == o.statement) {
             failed.push(o);
         }
@@ -352,7 +360,7 @@ fn failures_explained(md: &mut String, s: &Summary) -> Result<()> {
         let points: Vec<&str> = s
             .orders
             .iter()
-            .filter(|x| !x.pass && x.statement == o.statement)
+            .filter(|x| x.verdict() == Verdict::Fails && x.statement == o.statement)
             .map(|x| {
                 if x.context.is_empty() {
                     "all"

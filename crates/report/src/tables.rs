@@ -322,6 +322,7 @@ mod tests {
                 max: None,
                 pass: (t2 - published).abs() <= 0.1 * published,
                 source: "Table 1".into(),
+                not_converged: None,
             }],
             stats: Vec::new(),
             emulator: Vec::new(),
