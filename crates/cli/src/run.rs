@@ -374,6 +374,7 @@ mod tests {
             orders: Vec::new(),
             plots: Vec::new(),
             tables: Vec::new(),
+            provenance: None,
         };
         let seed = summary.variants[1].emulator[1].seed;
         assert_eq!(

@@ -266,6 +266,7 @@ pub(crate) mod tests {
             orders: Vec::new(),
             plots: Vec::new(),
             tables: Vec::new(),
+            provenance: None,
         }
     }
 

@@ -235,6 +235,16 @@ fn header(page: &mut Page, s: &Summary) {
         esc(&s.backend),
         seeds.join(", ")
     );
+    h.push_str("<h2>How these results were made</h2>\n<table class=\"provenance\">\n");
+    for (what, value) in crate::provenance::lines(s) {
+        let _ = writeln!(
+            h,
+            "<tr><th>{}</th><td><code>{}</code></td></tr>",
+            esc(what),
+            esc(&value)
+        );
+    }
+    h.push_str("</table>\n");
     page.push(&h);
 }
 

@@ -8,6 +8,7 @@ pub mod html;
 pub mod markdown;
 pub mod names;
 mod panels;
+pub mod provenance;
 pub mod published;
 pub use markdown::write_report;
 pub mod plots;

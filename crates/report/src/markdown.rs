@@ -41,6 +41,7 @@ pub fn write_report(dir: &Path) -> Result<PathBuf> {
         summary.backend,
         seeds.join(", ")
     )?;
+    provenance_section(&mut md, &summary)?;
 
     // Two steps a variant: its plots for report.md, then its series for report.html.
     let bar = progress_bar(2 * summary.variants.len() as u64);
@@ -98,6 +99,16 @@ pub(crate) fn expectation(c: &Check) -> String {
         parts.push(format!("<= {m}"));
     }
     parts.join(", ")
+}
+
+/// How the results were made, as a two-column table.
+fn provenance_section(md: &mut String, s: &Summary) -> Result<()> {
+    writeln!(md, "## How these results were made\n\n| | |\n| --- | --- |")?;
+    for (what, value) in crate::provenance::lines(s) {
+        writeln!(md, "| {what} | `{}` |", value.replace('|', "\\|"))?;
+    }
+    writeln!(md)?;
+    Ok(())
 }
 
 fn checks_section(md: &mut String, s: &Summary) -> Result<()> {

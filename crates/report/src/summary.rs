@@ -135,6 +135,10 @@ pub struct Summary {
     /// The papers' tables, in their layout (`[[table]]`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tables: Vec<scenario::spec::TableSpec>,
+    /// How the results were made (command, overrides, version, machine); absent in
+    /// folders written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<crate::provenance::Provenance>,
 }
 
 impl Check {
@@ -304,6 +308,7 @@ pub fn summarize(variants: &[Scenario], runs: &[Vec<RunResult>], backend: &str) 
         backend: backend.into(),
         seeds,
         variants: vs,
+        provenance: None,
     }
 }
 

@@ -357,6 +357,7 @@ mod tests {
             orders: Vec::new(),
             plots: Vec::new(),
             tables: vec![table],
+            provenance: None,
         }
     }
 

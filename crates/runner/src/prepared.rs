@@ -261,7 +261,8 @@ impl Prepared {
     pub fn summarize(&self, policy: OtherVersions) -> Result<report::Summary> {
         let tasks = self.folder.gather(&self.plan, policy)?;
         let runs = campaign::view::runs(&self.plan, tasks);
-        campaign::view::write(&self.folder, &self.plan, &runs)
+        let provenance = crate::provenance::current(&self.request.set);
+        campaign::view::write(&self.folder, &self.plan, &runs, provenance)
     }
 
     fn start_backend(&self) -> Result<Box<dyn scenario::Backend>> {
