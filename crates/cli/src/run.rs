@@ -375,6 +375,7 @@ mod tests {
             plots: Vec::new(),
             tables: Vec::new(),
             provenance: None,
+            outages: Vec::new(),
         };
         let seed = summary.variants[1].emulator[1].seed;
         assert_eq!(

@@ -267,6 +267,7 @@ pub(crate) mod tests {
             plots: Vec::new(),
             tables: Vec::new(),
             provenance: None,
+            outages: Vec::new(),
         }
     }
 

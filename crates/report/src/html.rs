@@ -12,7 +12,7 @@ use crate::verdict::Verdict;
 use anyhow::Result;
 use plotly::common::{ErrorData, ErrorType, Line, Marker, Mode, Title, Visible};
 use plotly::layout::update_menu::{Button, ButtonMethod, UpdateMenu, UpdateMenuDirection};
-use plotly::layout::{Axis, Layout};
+use plotly::layout::{Axis, AxisType, Layout, Shape, ShapeLayer, ShapeLine, ShapeType};
 use plotly::{Plot, Scatter};
 use scenario::results::Series;
 use scenario::spec::PlotSpec;
@@ -149,6 +149,28 @@ fn layout(title: &str, x: &str, y: &str) -> Layout {
         .height(440)
         .x_axis(Axis::new().title(Title::with_text(x)))
         .y_axis(Axis::new().title(Title::with_text(y)))
+}
+
+/// A time chart's layout with the links' outages shaded grey behind the lines.
+fn time_layout(title: &str, y: &str, outages: &[crate::outages::Outage]) -> Layout {
+    let shapes = outages
+        .iter()
+        .map(|o| {
+            Shape::new()
+                .shape_type(ShapeType::Rect)
+                .x_ref("x")
+                .y_ref("paper")
+                .x0(o.from_s)
+                .x1(o.to_s)
+                .y0(0.0)
+                .y1(1.0)
+                .fill_color("#c8c8c8")
+                .opacity(0.4)
+                .layer(ShapeLayer::Below)
+                .line(ShapeLine::new().width(0.0))
+        })
+        .collect();
+    layout(title, "time (s)", y).shapes(shapes)
 }
 
 /// One kind of time series drawn for every variant, one variant shown at a time.
@@ -515,7 +537,7 @@ pub fn time_series(
         if traces.is_empty() {
             continue;
         }
-        page.chart(&variant_chart(&first.summary.variants, kind, traces));
+        page.chart(&variant_chart(first.summary, kind, traces));
     }
     page.push(&format!(
         "<h3>Full data (CSV: time_s, series, entity, value)</h3>\n<ul>{}</ul>\n",
@@ -544,7 +566,8 @@ fn busiest<'a>(all: impl Iterator<Item = &'a Series>) -> Vec<&'a Series> {
 }
 
 /// A chart with every variant's lines, one variant visible at a time, and a menu to pick.
-fn variant_chart(variants_of: &[VariantSummary], kind: &Kind, traces: Vec<TraceData>) -> Plot {
+fn variant_chart(s: &Summary, kind: &Kind, traces: Vec<TraceData>) -> Plot {
+    let variants_of = &s.variants;
     let shown = traces[0].variant;
     let variants: Vec<usize> = {
         let mut v: Vec<usize> = traces.iter().map(|t| t.variant).collect();
@@ -580,7 +603,7 @@ fn variant_chart(variants_of: &[VariantSummary], kind: &Kind, traces: Vec<TraceD
                 .args(serde_json::json!([{ "visible": visible }]))
         })
         .collect();
-    let mut layout = layout(kind.title, "time (s)", &names::series(kind.series));
+    let mut layout = time_layout(kind.title, &names::series(kind.series), &s.outages);
     if variants.len() > 1 {
         layout = layout.update_menus(vec![
             UpdateMenu::new()
@@ -664,15 +687,16 @@ fn figures(page: &mut Page, s: &Summary, dir: &Path) -> Result<()> {
                 if p.data().is_empty() {
                     continue;
                 }
-                p.set_layout(layout(title, "time (s)", &names::series(series)));
+                p.set_layout(time_layout(title, &names::series(series), &s.outages));
                 page.push(&format!(
-                    "<h2>{}</h2>\n<p>First seed of each variant{}.</p>\n",
+                    "<h2>{}</h2>\n<p>First seed of each variant{}.{}</p>\n",
                     esc(title),
                     if mark.is_some() {
                         "; the large markers are each line's convergence instant"
                     } else {
                         ""
-                    }
+                    },
+                    esc(&crate::markdown::outage_note(s)),
                 ));
                 page.chart(&p);
             }
@@ -693,7 +717,16 @@ fn figures(page: &mut Page, s: &Summary, dir: &Path) -> Result<()> {
                     p.add_trace(line_with_errors(&label, &pts, false));
                 }
                 let y = y_label.clone().unwrap_or_else(|| names::metric(metric));
-                p.set_layout(layout(title, x, &y));
+                let axis = crate::markdown::sweep_axis(s, x);
+                let mut l = layout(title, &axis.label, &y);
+                if axis.log {
+                    l = l.x_axis(
+                        Axis::new()
+                            .title(Title::with_text(&axis.label))
+                            .type_(AxisType::Log),
+                    );
+                }
+                p.set_layout(l);
                 page.push(&format!(
                     "<h2>{}</h2>\n<p>Means over seeds, error bars one standard deviation.</p>\n",
                     esc(title)

@@ -7,6 +7,7 @@ pub mod compare_html;
 pub mod html;
 pub mod markdown;
 pub mod names;
+pub mod outages;
 mod panels;
 pub mod provenance;
 pub mod published;

@@ -1,7 +1,7 @@
 //! `report.md` beside `summary.json`: the checks against published figures, the metrics of
 //! every variant, and plots of each variant's first run.
 
-use crate::plots::{Line, line_chart};
+use crate::plots::{Axes, Line, line_chart};
 use crate::store::{read_series, read_summary};
 use crate::summary::{Check, MetricStats, OrderCheck, Summary};
 use crate::verdict::Verdict;
@@ -247,6 +247,7 @@ fn plots_section(
              ![ours against the published figures](published.png) ([svg](published.svg))\n"
         )?;
     }
+    let shaded = crate::outages::spans(&s.outages);
     for v in &s.variants {
         each_variant(&v.name);
         let Some(seed) = s.seeds.first() else {
@@ -273,11 +274,14 @@ fn plots_section(
         let vdir = dir.join(&v.dir);
         let groups = pick("goodput_mbps", "group.", "group.");
         if !groups.is_empty() {
+            let y = crate::names::series("goodput_mbps");
             line_chart(
                 &vdir.join("goodput"),
                 &format!("Goodput per flow group, {}", v.name),
-                "time (s)",
-                "goodput (Mbps)",
+                &Axes {
+                    shaded: &shaded,
+                    ..Axes::new("time (s)", &y)
+                },
                 &groups,
             )?;
             writeln!(
@@ -288,11 +292,14 @@ fn plots_section(
         }
         let cwnd = pick("cwnd_pkts", "flow.", "flow.");
         if !cwnd.is_empty() {
+            let y = crate::names::series("cwnd_pkts");
             line_chart(
                 &vdir.join("cwnd"),
                 &format!("Congestion window, {}", v.name),
-                "time (s)",
-                "cwnd (packets)",
+                &Axes {
+                    shaded: &shaded,
+                    ..Axes::new("time (s)", &y)
+                },
                 &cwnd,
             )?;
             writeln!(md, "![cwnd]({0}/cwnd.png) ([svg]({0}/cwnd.svg))\n", v.dir)?;
@@ -404,6 +411,43 @@ pub(crate) fn numeric(v: &serde_json::Value) -> Option<f64> {
     }
 }
 
+/// A sweep's x axis: its label with the unit the values are read in, and whether it is
+/// logarithmic (sizes spanning at least a decade, as buffer sweeps do).
+pub(crate) struct SweepAxis {
+    pub label: String,
+    pub log: bool,
+}
+
+pub(crate) fn sweep_axis(s: &Summary, x: &str) -> SweepAxis {
+    let texts: Vec<&str> = s
+        .variants
+        .iter()
+        .filter_map(|v| v.params.get(x)?.as_str())
+        .filter(|t| t.parse::<f64>().is_err())
+        .collect();
+    let sizes = !texts.is_empty() && texts.iter().any(|t| Size::parse(t).is_ok());
+    let durations = !texts.is_empty() && texts.iter().all(|t| Duration::parse(t).is_ok());
+    let xs: Vec<f64> = s
+        .variants
+        .iter()
+        .filter_map(|v| v.params.get(x).and_then(numeric))
+        .collect();
+    let (lo, hi) = xs
+        .iter()
+        .fold((f64::INFINITY, 0.0f64), |(a, b), x| (a.min(*x), b.max(*x)));
+    let label = if sizes {
+        format!("{x} (MB)")
+    } else if durations {
+        format!("{x} (s)")
+    } else {
+        x.to_string()
+    };
+    SweepAxis {
+        label,
+        log: sizes && lo > 0.0 && hi / lo >= 10.0,
+    }
+}
+
 pub(crate) fn display(v: &serde_json::Value) -> String {
     match v {
         serde_json::Value::String(t) => t.clone(),
@@ -453,6 +497,19 @@ pub(crate) fn sweep_lines(
 }
 
 /// The figures the scenario file asks for.
+/// What the shading in time series is: the links down, and when.
+pub(crate) fn outage_note(s: &Summary) -> String {
+    if s.outages.is_empty() {
+        return String::new();
+    }
+    let spans: Vec<String> = s
+        .outages
+        .iter()
+        .map(|o| format!("{} down {} to {} s", o.link, o.from_s, o.to_s))
+        .collect();
+    format!(" Shaded: {}.", spans.join("; "))
+}
+
 fn custom_plots(md: &mut String, s: &Summary, dir: &Path) -> Result<()> {
     for (i, plot) in s.plots.iter().enumerate() {
         let stem = format!("figure{}", i + 1);
@@ -499,12 +556,19 @@ fn custom_plots(md: &mut String, s: &Summary, dir: &Path) -> Result<()> {
                 if lines.is_empty() {
                     continue;
                 }
-                line_chart(&dir.join(&stem), title, "time (s)", series, &lines)?;
-                let note = if mark.is_some() {
-                    " Circles mark each line's convergence instant (first seed)."
-                } else {
-                    ""
+                let shaded = crate::outages::spans(&s.outages);
+                let y = crate::names::series(series);
+                let axes = Axes {
+                    shaded: &shaded,
+                    ..Axes::new("time (s)", &y)
                 };
+                line_chart(&dir.join(&stem), title, &axes, &lines)?;
+                let mut note = if mark.is_some() {
+                    " Circles mark each line's convergence instant (first seed).".to_string()
+                } else {
+                    String::new()
+                };
+                note += &outage_note(s);
                 writeln!(
                     md,
                     "## {title}\n\nFirst seed of each variant.{note}\n\n![{title}]({stem}.png) ([svg]({stem}.svg))\n"
@@ -569,7 +633,12 @@ fn custom_plots(md: &mut String, s: &Summary, dir: &Path) -> Result<()> {
                 let y = y_label
                     .clone()
                     .unwrap_or_else(|| crate::names::metric(metric));
-                line_chart(&dir.join(&stem), title, x, &y, &lines)?;
+                let axis = sweep_axis(s, x);
+                let axes = Axes {
+                    log_x: axis.log,
+                    ..Axes::new(&axis.label, &y)
+                };
+                line_chart(&dir.join(&stem), title, &axes, &lines)?;
                 writeln!(
                     md,
                     "## {title}\n\nMeans over seeds; variants whose `{x}` is not a number or a size are left out.\n\n![{title}]({stem}.png) ([svg]({stem}.svg))\n"

@@ -3,6 +3,8 @@
 
 use anyhow::{Result, anyhow};
 use plotters::coord::Shift;
+use plotters::coord::ranged1d::ValueFormatter;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use std::path::Path;
 
@@ -29,28 +31,41 @@ pub(crate) fn palette(i: usize) -> RGBColor {
     C[i % C.len()]
 }
 
+/// What a chart's axes show besides its lines.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Axes<'a> {
+    pub x_label: &'a str,
+    pub y_label: &'a str,
+    /// A logarithmic x axis (a sweep over sizes spanning decades).
+    pub log_x: bool,
+    /// Intervals of x to shade (a link down), drawn behind the lines.
+    pub shaded: &'a [(f64, f64)],
+}
+
+impl<'a> Axes<'a> {
+    pub fn new(x_label: &'a str, y_label: &'a str) -> Self {
+        Axes {
+            x_label,
+            y_label,
+            ..Axes::default()
+        }
+    }
+}
+
 /// Writes `<stem>.png` and `<stem>.svg`.
-pub fn line_chart(
-    stem: &Path,
-    title: &str,
-    x_label: &str,
-    y_label: &str,
-    lines: &[Line],
-) -> Result<()> {
+pub fn line_chart(stem: &Path, title: &str, axes: &Axes<'_>, lines: &[Line]) -> Result<()> {
     let png = stem.with_extension("png");
     let svg = stem.with_extension("svg");
     draw_lines(
         BitMapBackend::new(&png, SIZE).into_drawing_area(),
         title,
-        x_label,
-        y_label,
+        axes,
         lines,
     )?;
     draw_lines(
         SVGBackend::new(&svg, SIZE).into_drawing_area(),
         title,
-        x_label,
-        y_label,
+        axes,
         lines,
     )
 }
@@ -59,39 +74,90 @@ pub(crate) fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
     anyhow!("plotting: {e:?}")
 }
 
+/// The axes' ranges from the data, marks included, so that nothing is cut off: y from
+/// the lowest value (or 0) to 10 % above the highest; x over the points (from 0 on a linear
+/// axis, from the smallest positive x on a logarithmic one).
+fn ranges(lines: &[Line], log_x: bool) -> ((f64, f64), (f64, f64)) {
+    let finite = lines
+        .iter()
+        .flat_map(|l| l.points.iter().chain(&l.marks))
+        .filter(|p| p.0.is_finite() && p.1.is_finite() && (!log_x || p.0 > 0.0));
+    let (mut x0, mut x1) = (f64::INFINITY, f64::NEG_INFINITY);
+    let (mut y0, mut y1) = (0.0f64, 0.0f64);
+    for &(x, y) in finite {
+        (x0, x1) = (x0.min(x), x1.max(x));
+        (y0, y1) = (y0.min(y), y1.max(y));
+    }
+    let x = match (log_x, x0 < x1) {
+        (true, true) => (x0 / 1.2, x1 * 1.2),
+        (true, false) => (1.0, 10.0),
+        (false, _) => (0.0, if x1 > 0.0 { x1 } else { 1.0 }),
+    };
+    let span = y1 - y0;
+    let y = if span > 0.0 {
+        (
+            if y0 < 0.0 { y0 - 0.1 * span } else { 0.0 },
+            y1 + 0.1 * span,
+        )
+    } else {
+        (0.0, 1.0)
+    };
+    (x, y)
+}
+
 fn draw_lines<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
     title: &str,
-    x_label: &str,
-    y_label: &str,
+    axes: &Axes<'_>,
     lines: &[Line],
 ) -> Result<()>
 where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE).map_err(err)?;
-    let finite = lines
-        .iter()
-        .flat_map(|l| l.points.iter())
-        .filter(|p| p.0.is_finite() && p.1.is_finite());
-    let (mut x1, mut y1) = (0.0f64, 0.0f64);
-    for &(x, y) in finite {
-        x1 = x1.max(x);
-        y1 = y1.max(y);
-    }
-    let x1 = if x1 > 0.0 { x1 } else { 1.0 };
-    let y1 = if y1 > 0.0 { y1 * 1.1 } else { 1.0 };
-    let mut chart = ChartBuilder::on(&root)
+    let ((x0, x1), (y0, y1)) = ranges(lines, axes.log_x);
+    let mut builder = ChartBuilder::on(&root);
+    builder
         .caption(title, ("sans-serif", 20))
         .margin(10)
         .x_label_area_size(40)
-        .y_label_area_size(60)
-        .build_cartesian_2d(0.0..x1, 0.0..y1)
+        .y_label_area_size(60);
+    if axes.log_x {
+        let chart = builder
+            .build_cartesian_2d((x0..x1).log_scale(), y0..y1)
+            .map_err(err)?;
+        fill(&root, chart, axes, lines, (y0, y1))
+    } else {
+        let chart = builder.build_cartesian_2d(x0..x1, y0..y1).map_err(err)?;
+        fill(&root, chart, axes, lines, (y0, y1))
+    }
+}
+
+/// Draws the shading, the mesh, the lines and their marks on a chart whose x axis is `X`.
+fn fill<'a, DB, X>(
+    root: &DrawingArea<DB, Shift>,
+    mut chart: ChartContext<'a, DB, Cartesian2d<X, RangedCoordf64>>,
+    axes: &Axes<'_>,
+    lines: &[Line],
+    (y0, y1): (f64, f64),
+) -> Result<()>
+where
+    DB: DrawingBackend + 'a,
+    DB::ErrorType: 'static,
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    chart
+        .draw_series(axes.shaded.iter().map(|&(a, b)| {
+            Rectangle::new(
+                [(a, y0), (b, y1)],
+                RGBColor(200, 200, 200).mix(0.4).filled(),
+            )
+        }))
         .map_err(err)?;
     chart
         .configure_mesh()
-        .x_desc(x_label)
-        .y_desc(y_label)
+        .x_desc(axes.x_label)
+        .y_desc(axes.y_label)
         .draw()
         .map_err(err)?;
     for (i, l) in lines.iter().enumerate() {
@@ -100,7 +166,7 @@ where
         let mut segment: Vec<(f64, f64)> = Vec::new();
         let mut first = true;
         let flush = |seg: &mut Vec<(f64, f64)>,
-                     chart: &mut ChartContext<'_, DB, _>,
+                     chart: &mut ChartContext<'a, DB, Cartesian2d<X, RangedCoordf64>>,
                      first: &mut bool|
          -> Result<()> {
             if seg.is_empty() {
@@ -118,7 +184,7 @@ where
             Ok(())
         };
         for &p in &l.points {
-            if p.1.is_finite() {
+            if p.1.is_finite() && (!axes.log_x || p.0 > 0.0) {
                 segment.push(p);
             } else {
                 flush(&mut segment, &mut chart, &mut first)?;
@@ -129,17 +195,16 @@ where
             .draw_series(
                 l.marks
                     .iter()
-                    .filter(|p| p.0.is_finite() && p.1.is_finite())
+                    .filter(|p| p.0.is_finite() && p.1.is_finite() && (!axes.log_x || p.0 > 0.0))
                     .map(|&p| Circle::new(p, 6, color.stroke_width(3))),
             )
             .map_err(err)?;
     }
     if lines.len() > 1 {
-        legend_and_present(&root, &mut chart)?;
+        legend_and_present(root, &mut chart)
     } else {
-        root.present().map_err(err)?;
+        root.present().map_err(err)
     }
-    Ok(())
 }
 
 /// Draws the series' legend in the upper right corner and finishes the drawing.

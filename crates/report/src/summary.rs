@@ -139,6 +139,9 @@ pub struct Summary {
     /// folders written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<crate::provenance::Provenance>,
+    /// The intervals a link was down (the scenario's timed events), shaded in time series.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outages: Vec<crate::outages::Outage>,
 }
 
 impl Check {
@@ -309,6 +312,7 @@ pub fn summarize(variants: &[Scenario], runs: &[Vec<RunResult>], backend: &str) 
         seeds,
         variants: vs,
         provenance: None,
+        outages: crate::outages::of(first),
     }
 }
 

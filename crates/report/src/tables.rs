@@ -358,6 +358,7 @@ mod tests {
             plots: Vec::new(),
             tables: vec![table],
             provenance: None,
+            outages: Vec::new(),
         }
     }
 
