@@ -245,10 +245,12 @@ fn walk(d: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Without the runs' wall-clock times and the provenance (the command that wrote it).
 fn strip_wall_time(v: &mut serde_json::Value) {
     match v {
         serde_json::Value::Object(m) => {
             m.remove("wall_s");
+            m.remove("provenance");
             m.values_mut().for_each(strip_wall_time);
         }
         serde_json::Value::Array(a) => a.iter_mut().for_each(strip_wall_time),

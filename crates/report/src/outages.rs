@@ -56,44 +56,23 @@ pub fn spans(outages: &[Outage]) -> Vec<(f64, f64)> {
 mod tests {
     #[test]
     fn a_down_until_up_and_a_down_to_the_end_are_both_outages() {
-        let toml = r#"
-[scenario]
-name = "s"
-duration = "100s"
-[[node]]
-name = "a"
-kind = "host"
-[[node]]
-name = "b"
-kind = "host"
-[[link]]
-name = "wifi"
-a = "a"
-b = "b"
-rate = "10Mbps"
-delay = "10ms"
-[[flow]]
-name = "f"
-from = "a"
-to = "b"
+        use crate::summary::tests::{ONE_LINK, load};
+        let events = r#"
 [[event]]
-at = "30s"
+at = "3s"
 link = "wifi"
 action = "up"
 [[event]]
-at = "10s"
+at = "1s"
 link = "wifi"
 action = "down"
 [[event]]
-at = "80s"
+at = "8s"
 link = "wifi"
 action = "down"
 "#;
-        let opts = scenario::LoadOptions {
-            overrides: Vec::new(),
-        };
-        let sc = &scenario::load_str(toml, "s.toml".as_ref(), &opts).unwrap()[0];
+        let sc = &load(&format!("{ONE_LINK}{events}"))[0];
         let spans = super::spans(&super::of(sc));
-        assert_eq!(spans, [(10.0, 30.0), (80.0, 100.0)]);
+        assert_eq!(spans, [(1.0, 3.0), (8.0, 10.0)]);
     }
 }

@@ -508,7 +508,7 @@ fn evaluate(x: &ExpectSpec, metrics: &BTreeMap<String, MetricStats>, runs: usize
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -633,8 +633,8 @@ mod tests {
         }
     }
 
-    fn one_variant() -> Vec<Scenario> {
-        let toml = r#"
+    /// Two hosts, one link (`wifi`), one flow, 10 s.
+    pub(crate) const ONE_LINK: &str = r#"
 [scenario]
 name = "s"
 duration = "10s"
@@ -645,6 +645,7 @@ kind = "host"
 name = "b"
 kind = "host"
 [[link]]
+name = "wifi"
 a = "a"
 b = "b"
 rate = "10Mbps"
@@ -654,10 +655,17 @@ name = "f"
 from = "a"
 to = "b"
 "#;
+
+    /// The variants of a scenario's text.
+    pub(crate) fn load(toml: &str) -> Vec<Scenario> {
         let opts = scenario::LoadOptions {
             overrides: Vec::new(),
         };
         scenario::load_str(toml, "s.toml".as_ref(), &opts).unwrap()
+    }
+
+    fn one_variant() -> Vec<Scenario> {
+        load(ONE_LINK)
     }
 
     #[test]
