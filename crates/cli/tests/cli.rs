@@ -117,7 +117,14 @@ fn run_writes_summary_series_and_report() {
             .unwrap();
     assert_eq!(summary["seeds"], serde_json::json!([1, 2]));
     let v = &summary["variants"][0];
-    assert_eq!(v["name"], "default");
+    // Every parameter fixed by --set: the variant is named by what it fixed, its folder
+    // stays `default`.
+    assert_eq!(v["name"], "loss=0.02");
+    assert_eq!(v["dir"], "default");
+    assert_eq!(
+        summary["provenance"]["set"],
+        serde_json::json!(["loss=0.02"])
+    );
     assert_eq!(
         v["metrics"]["group.reno.goodput_mbps"]["runs"]
             .as_array()

@@ -647,9 +647,17 @@ fn figures(page: &mut Page, s: &Summary, dir: &Path) -> Result<()> {
                 entities,
                 mark,
             } => {
-                let mut p = Plot::new();
+                let split = crate::markdown::panel_param(s);
+                let mut panels: Vec<(String, Plot)> = Vec::new();
                 for v in &s.variants {
                     let Some(all) = first_series(s, v, dir)? else {
+                        continue;
+                    };
+                    let (panel, name) = crate::markdown::panel_of(v, split.as_deref());
+                    if !panels.iter().any(|p| p.0 == panel) {
+                        panels.push((panel.clone(), Plot::new()));
+                    }
+                    let Some((_, p)) = panels.iter_mut().find(|p| p.0 == panel) else {
                         continue;
                     };
                     for x in all
@@ -657,16 +665,16 @@ fn figures(page: &mut Page, s: &Summary, dir: &Path) -> Result<()> {
                         .filter(|x| &x.name == series && entities.contains(&x.entity))
                     {
                         let label = if entities.len() > 1 {
-                            format!("{} {}", v.name, x.entity)
+                            format!("{name} {}", x.entity)
                         } else {
-                            v.name.clone()
+                            name.clone()
                         };
                         let (xs, ys) = decimate(&x.times_s, &x.values, MAX_POINTS);
                         p.add_trace(Scatter::new(xs, ys).name(&label).mode(Mode::Lines));
                         let at = mark
                             .as_ref()
                             .and_then(|m| v.metrics.get(m))
-                            .and_then(|m| m.runs.first().copied())
+                            .and_then(|m| m.at_seed(&s.seeds, *s.seeds.first()?))
                             .and_then(|t| {
                                 x.times_s
                                     .iter()
@@ -684,13 +692,17 @@ fn figures(page: &mut Page, s: &Summary, dir: &Path) -> Result<()> {
                         }
                     }
                 }
-                if p.data().is_empty() {
+                panels.retain(|(_, p)| !p.data().is_empty());
+                if panels.is_empty() {
                     continue;
                 }
-                p.set_layout(time_layout(title, &names::series(series), &s.outages));
                 page.push(&format!(
-                    "<h2>{}</h2>\n<p>First seed of each variant{}.{}</p>\n",
+                    "<h2>{}</h2>\n<p>First seed of each variant{}{}.{}</p>\n",
                     esc(title),
+                    match &split {
+                        Some(k) => format!(", one chart per <code>{}</code>", esc(k)),
+                        None => String::new(),
+                    },
                     if mark.is_some() {
                         "; the large markers are each line's convergence instant"
                     } else {
@@ -698,7 +710,15 @@ fn figures(page: &mut Page, s: &Summary, dir: &Path) -> Result<()> {
                     },
                     esc(&crate::markdown::outage_note(s)),
                 ));
-                page.chart(&p);
+                for (panel, mut p) in panels {
+                    let heading = if panel.is_empty() {
+                        title.clone()
+                    } else {
+                        format!("{title}: {panel}")
+                    };
+                    p.set_layout(time_layout(&heading, &names::series(series), &s.outages));
+                    page.chart(&p);
+                }
             }
             PlotSpec::Sweep {
                 title,

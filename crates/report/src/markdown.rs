@@ -1,9 +1,9 @@
 //! `report.md` beside `summary.json`: the checks against published figures, the metrics of
 //! every variant, and plots of each variant's first run.
 
-use crate::plots::{Axes, Line, line_chart};
+use crate::plots::{Axes, Line, line_chart, panel_chart};
 use crate::store::{read_series, read_summary};
-use crate::summary::{Check, MetricStats, OrderCheck, Summary};
+use crate::summary::{Check, MetricStats, OrderCheck, Summary, VariantSummary};
 use crate::verdict::Verdict;
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -497,6 +497,57 @@ pub(crate) fn sweep_lines(
 }
 
 /// The figures the scenario file asks for.
+/// More lines than this in one time-series figure, over two or more parameters, and the
+/// figure gets one panel per value of one of them.
+const MAX_LINES: usize = 4;
+
+/// The parameter a time-series figure is split by, one panel per value: with more than
+/// `MAX_LINES` variants and two or more parameters varying, the one with the most values
+/// (E5.5's four algorithms, each panel with its two loads).
+pub(crate) fn panel_param(s: &Summary) -> Option<String> {
+    if s.variants.len() <= MAX_LINES {
+        return None;
+    }
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for key in s.variants.iter().flat_map(|v| v.params.keys()) {
+        if counts.iter().any(|(k, _)| k == key) {
+            continue;
+        }
+        let mut values: Vec<String> = s
+            .variants
+            .iter()
+            .filter_map(|v| v.params.get(key).map(display))
+            .collect();
+        values.sort();
+        values.dedup();
+        counts.push((key.clone(), values.len()));
+    }
+    let varying: Vec<&(String, usize)> = counts.iter().filter(|c| c.1 > 1).collect();
+    if varying.len() < 2 {
+        return None;
+    }
+    varying.iter().max_by_key(|c| c.1).map(|c| c.0.clone())
+}
+
+/// A variant's panel (`param=value`, or all in one) and its name within the panel (its
+/// other parameters).
+pub(crate) fn panel_of(v: &VariantSummary, param: Option<&str>) -> (String, String) {
+    let Some(param) = param else {
+        return (String::new(), v.name.clone());
+    };
+    let panel = format!(
+        "{param}={}",
+        v.params.get(param).map(display).unwrap_or_default()
+    );
+    let prefix = format!("{param}=");
+    let rest: Vec<&str> = v
+        .name
+        .split(',')
+        .filter(|p| !p.starts_with(&prefix))
+        .collect();
+    (panel, rest.join(","))
+}
+
 /// What the shading in time series is: the links down, and when.
 pub(crate) fn outage_note(s: &Summary) -> String {
     if s.outages.is_empty() {
@@ -523,12 +574,14 @@ fn custom_plots(md: &mut String, s: &Summary, dir: &Path) -> Result<()> {
                 let Some(seed) = s.seeds.first() else {
                     continue;
                 };
-                let mut lines = Vec::new();
+                let split = panel_param(s);
+                let mut panels: Vec<(String, Vec<Line>)> = Vec::new();
                 for v in &s.variants {
                     let csv = dir.join(&v.dir).join(format!("series-seed{seed}.csv"));
                     if !csv.exists() {
                         continue;
                     }
+                    let (panel, name) = panel_of(v, split.as_deref());
                     for x in read_series(&csv)?
                         .iter()
                         .filter(|x| &x.name == series && entities.contains(&x.entity))
@@ -537,23 +590,27 @@ fn custom_plots(md: &mut String, s: &Summary, dir: &Path) -> Result<()> {
                         let marks = mark
                             .as_ref()
                             .and_then(|m| v.metrics.get(m))
-                            .and_then(|m| m.runs.first().copied())
+                            .and_then(|m| m.at_seed(&s.seeds, *seed))
                             .and_then(|t| pts.iter().find(|p| p.0 >= t).copied())
                             .into_iter()
                             .collect();
                         let label = if entities.len() > 1 {
-                            format!("{} {}", v.name, x.entity)
+                            format!("{name} {}", x.entity)
                         } else {
-                            v.name.clone()
+                            name.clone()
                         };
-                        lines.push(Line {
+                        let line = Line {
                             label,
                             points: pts,
                             marks,
-                        });
+                        };
+                        match panels.iter_mut().find(|p| p.0 == panel) {
+                            Some(p) => p.1.push(line),
+                            None => panels.push((panel.clone(), vec![line])),
+                        }
                     }
                 }
-                if lines.is_empty() {
+                if panels.is_empty() {
                     continue;
                 }
                 let shaded = crate::outages::spans(&s.outages);
@@ -562,13 +619,19 @@ fn custom_plots(md: &mut String, s: &Summary, dir: &Path) -> Result<()> {
                     shaded: &shaded,
                     ..Axes::new("time (s)", &y)
                 };
-                line_chart(&dir.join(&stem), title, &axes, &lines)?;
+                match (&split, panels.as_slice()) {
+                    (None, [(_, lines)]) => line_chart(&dir.join(&stem), title, &axes, lines)?,
+                    _ => panel_chart(&dir.join(&stem), title, &axes, &panels)?,
+                }
                 let mut note = if mark.is_some() {
                     " Circles mark each line's convergence instant (first seed).".to_string()
                 } else {
                     String::new()
                 };
                 note += &outage_note(s);
+                if let Some(k) = &split {
+                    note += &format!(" One panel per `{k}`.");
+                }
                 writeln!(
                     md,
                     "## {title}\n\nFirst seed of each variant.{note}\n\n![{title}]({stem}.png) ([svg]({stem}.svg))\n"

@@ -115,8 +115,66 @@ where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE).map_err(err)?;
+    draw_on(&root, title, axes, lines)?;
+    root.present().map_err(err)
+}
+
+/// Writes `<stem>.png` and `<stem>.svg` with one panel per entry of `panels` (its title and
+/// lines), two across: many lines split by a parameter so that each stays readable.
+pub fn panel_chart(
+    stem: &Path,
+    title: &str,
+    axes: &Axes<'_>,
+    panels: &[(String, Vec<Line>)],
+) -> Result<()> {
+    let rows = panels.len().div_ceil(2).max(1) as u32;
+    let size = (SIZE.0, 60 + rows * 330);
+    let png = stem.with_extension("png");
+    let svg = stem.with_extension("svg");
+    draw_panels(
+        BitMapBackend::new(&png, size).into_drawing_area(),
+        title,
+        axes,
+        panels,
+    )?;
+    draw_panels(
+        SVGBackend::new(&svg, size).into_drawing_area(),
+        title,
+        axes,
+        panels,
+    )
+}
+
+fn draw_panels<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    title: &str,
+    axes: &Axes<'_>,
+    panels: &[(String, Vec<Line>)],
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE).map_err(err)?;
+    let inner = root.titled(title, ("sans-serif", 22)).map_err(err)?;
+    let rows = panels.len().div_ceil(2).max(1);
+    for (area, (name, lines)) in inner.split_evenly((rows, 2)).iter().zip(panels) {
+        draw_on(area, name, axes, lines)?;
+    }
+    root.present().map_err(err)
+}
+
+/// One chart of `lines` in `area`, its axes from the data.
+fn draw_on<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    title: &str,
+    axes: &Axes<'_>,
+    lines: &[Line],
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
     let ((x0, x1), (y0, y1)) = ranges(lines, axes.log_x);
-    let mut builder = ChartBuilder::on(&root);
+    let mut builder = ChartBuilder::on(area);
     builder
         .caption(title, ("sans-serif", 20))
         .margin(10)
@@ -126,16 +184,15 @@ where
         let chart = builder
             .build_cartesian_2d((x0..x1).log_scale(), y0..y1)
             .map_err(err)?;
-        fill(&root, chart, axes, lines, (y0, y1))
+        fill(chart, axes, lines, (y0, y1))
     } else {
         let chart = builder.build_cartesian_2d(x0..x1, y0..y1).map_err(err)?;
-        fill(&root, chart, axes, lines, (y0, y1))
+        fill(chart, axes, lines, (y0, y1))
     }
 }
 
 /// Draws the shading, the mesh, the lines and their marks on a chart whose x axis is `X`.
 fn fill<'a, DB, X>(
-    root: &DrawingArea<DB, Shift>,
     mut chart: ChartContext<'a, DB, Cartesian2d<X, RangedCoordf64>>,
     axes: &Axes<'_>,
     lines: &[Line],
@@ -201,15 +258,13 @@ where
             .map_err(err)?;
     }
     if lines.len() > 1 {
-        legend_and_present(root, &mut chart)
-    } else {
-        root.present().map_err(err)
+        legend(&mut chart)?;
     }
+    Ok(())
 }
 
-/// Draws the series' legend in the upper right corner and finishes the drawing.
-fn legend_and_present<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
-    root: &DrawingArea<DB, Shift>,
+/// Draws the series' legend in the upper right corner.
+fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
     chart: &mut ChartContext<'a, DB, CT>,
 ) -> Result<()>
 where
@@ -221,6 +276,5 @@ where
         .border_style(BLACK)
         .position(SeriesLabelPosition::UpperRight)
         .draw()
-        .map_err(err)?;
-    root.present().map_err(err)
+        .map_err(err)
 }

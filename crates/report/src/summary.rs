@@ -45,6 +45,20 @@ impl MetricStats {
     }
 }
 
+impl MetricStats {
+    /// Its value in the run of `seed`, where `seeds` are the summary's seeds (a metric
+    /// missing from some runs lists its own).
+    pub fn at_seed(&self, seeds: &[u64], seed: u64) -> Option<f64> {
+        let order = if self.seeds.is_empty() {
+            seeds
+        } else {
+            &self.seeds
+        };
+        let i = order.iter().position(|s| *s == seed)?;
+        self.runs.get(i).copied()
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Check {
     pub metric: String,
