@@ -146,7 +146,7 @@ fn run_writes_summary_series_and_report() {
     }
     let report = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
     assert!(
-        report.contains("| default | `group.reno.goodput_mbps`"),
+        report.contains("| loss=0.02 | `group.reno.goodput_mbps`"),
         "{report}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
