@@ -54,20 +54,7 @@ impl<'a> Axes<'a> {
 
 /// Writes `<stem>.png` and `<stem>.svg`.
 pub fn line_chart(stem: &Path, title: &str, axes: &Axes<'_>, lines: &[Line]) -> Result<()> {
-    let png = stem.with_extension("png");
-    let svg = stem.with_extension("svg");
-    draw_lines(
-        BitMapBackend::new(&png, SIZE).into_drawing_area(),
-        title,
-        axes,
-        lines,
-    )?;
-    draw_lines(
-        SVGBackend::new(&svg, SIZE).into_drawing_area(),
-        title,
-        axes,
-        lines,
-    )
+    write_charts(stem, SIZE, None, axes, &[(title, lines)])
 }
 
 pub(crate) fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
@@ -105,20 +92,6 @@ fn ranges(lines: &[Line], log_x: bool) -> ((f64, f64), (f64, f64)) {
     (x, y)
 }
 
-fn draw_lines<DB: DrawingBackend>(
-    root: DrawingArea<DB, Shift>,
-    title: &str,
-    axes: &Axes<'_>,
-    lines: &[Line],
-) -> Result<()>
-where
-    DB::ErrorType: 'static,
-{
-    root.fill(&WHITE).map_err(err)?;
-    draw_on(&root, title, axes, lines)?;
-    root.present().map_err(err)
-}
-
 /// Writes `<stem>.png` and `<stem>.svg` with one panel per entry of `panels` (its title and
 /// lines), two across: many lines split by a parameter so that each stays readable.
 pub fn panel_chart(
@@ -128,16 +101,26 @@ pub fn panel_chart(
     panels: &[(String, Vec<Line>)],
 ) -> Result<()> {
     let rows = panels.len().div_ceil(2).max(1) as u32;
-    let size = (SIZE.0, 60 + rows * 330);
+    let panels: Vec<(&str, &[Line])> = panels
+        .iter()
+        .map(|(t, l)| (t.as_str(), l.as_slice()))
+        .collect();
+    write_charts(stem, (SIZE.0, 60 + rows * 330), Some(title), axes, &panels)
+}
+
+/// Both files of a figure of `panels` (one: a plain chart), under `title` if given.
+fn write_charts(
+    stem: &Path,
+    size: (u32, u32),
+    title: Option<&str>,
+    axes: &Axes<'_>,
+    panels: &[(&str, &[Line])],
+) -> Result<()> {
     let png = stem.with_extension("png");
     let svg = stem.with_extension("svg");
-    draw_panels(
-        BitMapBackend::new(&png, size).into_drawing_area(),
-        title,
-        axes,
-        panels,
-    )?;
-    draw_panels(
+    let png = BitMapBackend::new(&png, size).into_drawing_area();
+    draw_charts(png, title, axes, panels)?;
+    draw_charts(
         SVGBackend::new(&svg, size).into_drawing_area(),
         title,
         axes,
@@ -145,19 +128,23 @@ pub fn panel_chart(
     )
 }
 
-fn draw_panels<DB: DrawingBackend>(
+fn draw_charts<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
-    title: &str,
+    title: Option<&str>,
     axes: &Axes<'_>,
-    panels: &[(String, Vec<Line>)],
+    panels: &[(&str, &[Line])],
 ) -> Result<()>
 where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE).map_err(err)?;
-    let inner = root.titled(title, ("sans-serif", 22)).map_err(err)?;
-    let rows = panels.len().div_ceil(2).max(1);
-    for (area, (name, lines)) in inner.split_evenly((rows, 2)).iter().zip(panels) {
+    let inner = match title {
+        Some(t) => root.titled(t, ("sans-serif", 22)).map_err(err)?,
+        None => root.clone(),
+    };
+    let cols = if panels.len() > 1 { 2 } else { 1 };
+    let rows = panels.len().div_ceil(cols).max(1);
+    for (area, (name, lines)) in inner.split_evenly((rows, cols)).iter().zip(panels) {
         draw_on(area, name, axes, lines)?;
     }
     root.present().map_err(err)
