@@ -89,6 +89,13 @@ pub struct NotConverged {
     pub of: usize,
 }
 
+impl NotConverged {
+    /// `did not converge (2 of 3 seeds)`.
+    pub fn text(self) -> String {
+        format!("did not converge ({} of {} seeds)", self.runs, self.of)
+    }
+}
+
 /// One evaluated ordering: the statement, and the metric of each value in the claimed order.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct OrderCheck {
@@ -162,7 +169,7 @@ impl Check {
     /// Why `ours` is null: `did not converge (2 of 3 seeds)` or `missing`.
     pub fn absent_text(&self) -> String {
         match self.not_converged {
-            Some(n) => format!("did not converge ({} of {} seeds)", n.runs, n.of),
+            Some(n) => n.text(),
             None => "missing".into(),
         }
     }
@@ -355,7 +362,7 @@ fn is_convergence(metric: &str) -> bool {
 }
 
 /// For a convergence metric: the runs of `runs` in which it did not converge, if any.
-fn not_converged(
+pub(crate) fn not_converged(
     metric: &str,
     m: &BTreeMap<String, MetricStats>,
     runs: usize,
