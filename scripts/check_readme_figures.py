@@ -139,6 +139,15 @@ def helpers(results: Results, scenario: str | None) -> dict:
         """The metric's value in each seed's run."""
         return results.metric(*pick(args))["runs"]
 
+    def has(*args: str) -> bool:
+        """Whether the metric is in the runs (a convergence time is not where the window
+        did not converge)."""
+        try:
+            results.metric(*pick(args))
+        except KeyError:
+            return False
+        return True
+
     def pct_above(value: float, reference: float) -> float:
         return (value / reference - 1.0) * 100.0
 
@@ -150,6 +159,7 @@ def helpers(results: Results, scenario: str | None) -> dict:
         "m": m,
         "runs": runs,
         "std": std,
+        "has": has,
         "pct_above": pct_above,
         "mathis_mbps": mathis_mbps,
         "min": min,

@@ -55,8 +55,8 @@ def run(
     report: bool = False,
 ) -> Results:
     """Runs every variant of `scenario` with `seeds` seeds (base, base + 1, ...) into the
-    results folder `out` (default results/<scenario name>, as the command line), then reads
-    it back.
+    results folder `out` (default results/<scenario name>, or results/<scenario name>-kernel
+    with backend="kernel", as the command line), then reads it back.
 
     Only tasks (variant x seed) without a result in `out` run; `Results.ran` says how many.
     `set` fixes parameters as `--set` does; `jobs` runs at once (default: one per core; the

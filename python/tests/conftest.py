@@ -35,12 +35,12 @@ def cli() -> Path:
 
 
 def comparable_summary(folder: Path) -> dict:
-    """summary.json without the runs' wall-clock times, the one thing that differs between
-    two runs of the same tasks."""
+    """summary.json without the runs' wall-clock times and the provenance (the command that
+    wrote it), the things that differ between two runs of the same tasks."""
 
     def strip(value):
         if isinstance(value, dict):
-            return {k: strip(v) for k, v in value.items() if k != "wall_s"}
+            return {k: strip(v) for k, v in value.items() if k not in ("wall_s", "provenance")}
         if isinstance(value, list):
             return [strip(v) for v in value]
         return value

@@ -29,10 +29,17 @@ pub fn runs(plan: &Plan, tasks: Vec<TaskResult>) -> Vec<Vec<RunResult>> {
 }
 
 /// Writes the summary and series of `runs` into the campaign folder and returns the
-/// summary. Variant folders that the previous summary listed and this one does not (a
+/// summary, with `provenance` (how it was made). Variant folders that the previous summary listed and this one does not (a
 /// variant taken out of the scenario) are removed: this program made them.
-pub fn write(folder: &CampaignFolder, plan: &Plan, runs: &[Vec<RunResult>]) -> Result<Summary> {
-    let summary = report::summarize(&plan.variants, runs, &plan.backend);
+pub fn write(
+    folder: &CampaignFolder,
+    plan: &Plan,
+    runs: &[Vec<RunResult>],
+    provenance: report::provenance::Provenance,
+) -> Result<Summary> {
+    let mut summary = report::summarize(&plan.variants, runs, &plan.backend);
+    summary.provenance = Some(provenance);
+    report::provenance::name_fixed_variant(&mut summary);
     let dir = folder.dir();
     let previous = report::read_summary(dir).ok();
     for (v, rs) in summary.variants.iter().zip(runs) {

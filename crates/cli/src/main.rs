@@ -34,7 +34,8 @@ enum Command {
         /// Which backend runs it.
         #[arg(long, value_enum, default_value_t = run::BackendKind::Sim)]
         backend: run::BackendKind,
-        /// Results folder, default results/<scenario name>. It keeps one result per task
+        /// Results folder, default results/<scenario name> on the simulator and
+        /// results/<scenario name>-kernel on the kernel backend. It keeps one result per task
         /// (variant x seed): run the same command again and only the missing tasks run.
         #[arg(long)]
         out: Option<PathBuf>,

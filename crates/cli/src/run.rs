@@ -2,6 +2,7 @@
 
 use anyhow::{Result, bail};
 use campaign::{CampaignFolder, OtherVersions, Plan};
+use report::verdict::Verdict;
 pub use runner::BackendKind;
 use runner::{Folder, Prepared, Request, ScenarioSource};
 use scenario::metrics::{Entity, Metric, Quantity};
@@ -267,7 +268,7 @@ fn print_table(s: &report::Summary) {
             let ours = c
                 .ours
                 .map(|o| format!("{o:.3}"))
-                .unwrap_or_else(|| "missing".into());
+                .unwrap_or_else(|| c.absent_text());
             let want = match (c.published, &c.tolerance) {
                 (Some(p), Some(t)) => format!("{p} {t}"),
                 _ => [
@@ -299,11 +300,14 @@ fn print_table(s: &report::Summary) {
         };
         println!(
             "  {} {}{under}: {}",
-            if o.pass { "holds" } else { "FAILS" },
+            match o.verdict() {
+                Verdict::Fails => "FAILS".to_string(),
+                _ => o.verdict_text(),
+            },
             o.statement,
             o.values_text()
         );
-        if let (false, Some(why)) = (o.pass, &o.if_fails) {
+        if let (Verdict::Fails, Some(why)) = (o.verdict(), &o.if_fails) {
             println!("    why: {why}");
         }
     }
@@ -370,6 +374,8 @@ mod tests {
             orders: Vec::new(),
             plots: Vec::new(),
             tables: Vec::new(),
+            provenance: None,
+            outages: Vec::new(),
         };
         let seed = summary.variants[1].emulator[1].seed;
         assert_eq!(

@@ -77,12 +77,14 @@ fn task_files(out: &Path) -> usize {
     })
 }
 
-/// summary.json without the runs' wall-clock times (the one thing a rerun changes).
+/// summary.json without the runs' wall-clock times and the provenance (the command that
+/// wrote it): the things a rerun changes.
 fn summary(out: &Path) -> serde_json::Value {
     fn strip(v: &mut serde_json::Value) {
         match v {
             serde_json::Value::Object(m) => {
                 m.remove("wall_s");
+                m.remove("provenance");
                 m.values_mut().for_each(strip);
             }
             serde_json::Value::Array(a) => a.iter_mut().for_each(strip),

@@ -117,7 +117,14 @@ fn run_writes_summary_series_and_report() {
             .unwrap();
     assert_eq!(summary["seeds"], serde_json::json!([1, 2]));
     let v = &summary["variants"][0];
-    assert_eq!(v["name"], "default");
+    // Every parameter fixed by --set: the variant is named by what it fixed, its folder
+    // stays `default`.
+    assert_eq!(v["name"], "loss=0.02");
+    assert_eq!(v["dir"], "default");
+    assert_eq!(
+        summary["provenance"]["set"],
+        serde_json::json!(["loss=0.02"])
+    );
     assert_eq!(
         v["metrics"]["group.reno.goodput_mbps"]["runs"]
             .as_array()
@@ -139,7 +146,7 @@ fn run_writes_summary_series_and_report() {
     }
     let report = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
     assert!(
-        report.contains("| default | `group.reno.goodput_mbps`"),
+        report.contains("| loss=0.02 | `group.reno.goodput_mbps`"),
         "{report}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
@@ -245,10 +252,12 @@ fn walk(d: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Without the runs' wall-clock times and the provenance (the command that wrote it).
 fn strip_wall_time(v: &mut serde_json::Value) {
     match v {
         serde_json::Value::Object(m) => {
             m.remove("wall_s");
+            m.remove("provenance");
             m.values_mut().for_each(strip_wall_time);
         }
         serde_json::Value::Array(a) => a.iter_mut().for_each(strip_wall_time),

@@ -1,6 +1,7 @@
 //! The flows' side: bytes delivered to each receiving application, bytes first received on
 //! each subflow, and each subflow's window and RTT over time.
 
+use crate::convergence::{Convergence, convergence};
 use crate::{Measured, mbps};
 use scenario::Scenario;
 use scenario::metrics::{Entity, Metric, Quantity};
@@ -197,24 +198,34 @@ impl FlowMeter {
         i: usize,
         out: &mut Measured,
     ) {
-        let cwnds = std::mem::take(&mut self.cwnd[i]);
+        let cwnds: Vec<Vec<f64>> = std::mem::take(&mut self.cwnd[i])
+            .into_iter()
+            .map(|w| w.into_iter().map(f64::from).collect())
+            .collect();
         let rtts = std::mem::take(&mut self.rtt_ms[i]);
-        for (k, (cwnd, rtt)) in cwnds.into_iter().zip(rtts).enumerate() {
+        let converged: Vec<Option<Convergence>> = (0..cwnds.len())
+            .map(|k| {
+                let after = sc.measure.convergence_after?.secs();
+                convergence(&self.trace_times, &cwnds, k, after)
+            })
+            .collect();
+        for (k, ((cwnd, rtt), c)) in cwnds.into_iter().zip(rtts).zip(converged).enumerate() {
             let entity = match protocol {
                 Protocol::Tcp => Entity::Flow(group.into(), index),
                 Protocol::Mptcp => Entity::FlowSubflow(group.into(), index, k),
             };
             let metric = |q| String::from(Metric::new(entity.clone(), q));
             let name = entity.to_string();
-            let cwnd: Vec<f64> = cwnd.into_iter().map(f64::from).collect();
-            if let Some(after) = sc.measure.convergence_after
-                && let Some((at, mean)) = convergence(&self.trace_times, &cwnd, after.secs())
-            {
+            if let (Some(after), Some(c)) = (sc.measure.convergence_after, c) {
                 out.metrics
-                    .insert(metric(Quantity::MeanCwndAfterPkts), mean);
-                out.metrics.insert(metric(Quantity::ConvergedAtS), at);
-                out.metrics
-                    .insert(metric(Quantity::ConvergenceS), at - after.secs());
+                    .insert(metric(Quantity::MeanCwndAfterPkts), c.mean);
+                // No convergence time for a window that did not converge: the report
+                // reads its absence beside the mean as "did not converge".
+                if let Some(at) = c.at {
+                    out.metrics.insert(metric(Quantity::ConvergedAtS), at);
+                    out.metrics
+                        .insert(metric(Quantity::ConvergenceS), at - after.secs());
+                }
             }
             out.series.push(Series {
                 name: "cwnd_pkts".into(),
@@ -368,35 +379,4 @@ fn std_dev(values: &[f64]) -> f64 {
     let n = values.len() as f64;
     let mean = values.iter().sum::<f64>() / n;
     (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt()
-}
-
-/// The convergence time of the Balia draft's responsiveness experiment (Table 2): the first instant after `after` at which the window reaches
-/// its mean over the rest of the run. Returns (that instant, the mean).
-pub fn convergence(times: &[f64], cwnd: &[f64], after: f64) -> Option<(f64, f64)> {
-    let rest: Vec<(f64, f64)> = times
-        .iter()
-        .zip(cwnd)
-        .filter(|(t, w)| **t >= after && w.is_finite())
-        .map(|(t, w)| (*t, *w))
-        .collect();
-    if rest.is_empty() {
-        return None;
-    }
-    let mean = rest.iter().map(|p| p.1).sum::<f64>() / rest.len() as f64;
-    let at = rest.iter().find(|p| p.1 >= mean).map(|p| p.0)?;
-    Some((at, mean))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::convergence;
-
-    #[test]
-    fn convergence_is_the_first_time_the_window_reaches_its_later_mean() {
-        let t = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0];
-        let w = [50.0, 2.0, 4.0, 8.0, 10.0, 6.0];
-        // After t = 1: mean of 2, 4, 8, 10, 6 is 6, first reached at t = 3.
-        assert_eq!(convergence(&t, &w, 1.0), Some((3.0, 6.0)));
-        assert_eq!(convergence(&t, &w, 9.0), None);
-    }
 }

@@ -4,10 +4,12 @@
 //! what that means, so the simulator and the kernel backend name and compute every metric
 //! the same way.
 
+mod convergence;
 mod flows;
 mod links;
 
-pub use flows::{FlowMeter, FlowSlot, convergence};
+pub use convergence::{BAND, Convergence, HOLD_S, convergence};
+pub use flows::{FlowMeter, FlowSlot};
 pub use links::LinkMeter;
 
 use scenario::results::Series;

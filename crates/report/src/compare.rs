@@ -3,6 +3,7 @@
 //! values and their difference; every ordering, whether it holds in each.
 
 use crate::summary::{Summary, VariantSummary};
+use crate::verdict::Verdict;
 use scenario::metrics::{Diagnostic, Entity, Metric, Quantity};
 use std::fmt::Write;
 
@@ -175,16 +176,11 @@ pub fn compare(a: &Summary, b: &Summary) -> String {
                 .iter()
                 .find(|o| o.statement == statement && o.context == context)
                 .map(|o| {
-                    let vals: Vec<String> = o
-                        .values
-                        .iter()
-                        .map(|(n, v)| format!("{n} {}", fmt(*v)))
-                        .collect();
-                    format!(
-                        "{} ({})",
-                        if o.pass { "holds" } else { "**fails**" },
-                        vals.join(" < ")
-                    )
+                    let word = match o.verdict() {
+                        Verdict::Holds => o.verdict_text(),
+                        _ => format!("**{}**", o.verdict_text()),
+                    };
+                    format!("{word} ({})", o.values_text())
                 })
                 .unwrap_or_else(|| "not run".into())
         };
@@ -270,6 +266,8 @@ pub(crate) mod tests {
             orders: Vec::new(),
             plots: Vec::new(),
             tables: Vec::new(),
+            provenance: None,
+            outages: Vec::new(),
         }
     }
 

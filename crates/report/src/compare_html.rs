@@ -4,7 +4,7 @@
 //! both results have, with whether the difference lies inside the two runs' seed spread,
 //! and the orderings in each.
 
-use crate::html::{Page, Source, esc, fmt_stats, time_series, verdict};
+use crate::html::{Page, Source, esc, fmt_stats, order_verdict, time_series, verdict};
 use crate::names;
 use crate::summary::{MetricStats, Summary};
 use anyhow::Result;
@@ -156,7 +156,7 @@ fn orders(page: &mut Page, a: &Summary, b: &Summary, la: &str, lb: &str) {
             .find(|o| o.statement == statement && o.context == context)
         {
             Some(o) => {
-                let (class, word) = verdict(o.pass);
+                let (class, word) = order_verdict(o);
                 format!(
                     "<td class=\"{class}\">{word}: {}</td>",
                     esc(&o.values_text())

@@ -8,10 +8,11 @@ use crate::markdown::Points;
 use crate::names;
 use crate::store::read_series;
 use crate::summary::{MetricStats, Summary, VariantSummary};
+use crate::verdict::Verdict;
 use anyhow::Result;
 use plotly::common::{ErrorData, ErrorType, Line, Marker, Mode, Title, Visible};
 use plotly::layout::update_menu::{Button, ButtonMethod, UpdateMenu, UpdateMenuDirection};
-use plotly::layout::{Axis, Layout};
+use plotly::layout::{Axis, AxisType, Layout, Shape, ShapeLayer, ShapeLine, ShapeType};
 use plotly::{Plot, Scatter};
 use scenario::results::Series;
 use scenario::spec::PlotSpec;
@@ -75,6 +76,7 @@ table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:14px}\
 th,td{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}\
 th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}\
 tr.pass td.verdict,td.pass{background:#d9f2d9}tr.fail td.verdict,td.fail{background:#f8d0d0}\
+tr.inconclusive td.verdict,td.inconclusive{background:#fde9b0}\
 .pub{color:#666;font-size:12px}.chart{margin:0 0 1.5em}.row{display:flex;flex-wrap:wrap;gap:8px}\
 .row .chart{flex:1 1 360px}code{font-size:13px}";
 
@@ -147,6 +149,28 @@ fn layout(title: &str, x: &str, y: &str) -> Layout {
         .height(440)
         .x_axis(Axis::new().title(Title::with_text(x)))
         .y_axis(Axis::new().title(Title::with_text(y)))
+}
+
+/// A time chart's layout with the links' outages shaded grey behind the lines.
+fn time_layout(title: &str, y: &str, outages: &[crate::outages::Outage]) -> Layout {
+    let shapes = outages
+        .iter()
+        .map(|o| {
+            Shape::new()
+                .shape_type(ShapeType::Rect)
+                .x_ref("x")
+                .y_ref("paper")
+                .x0(o.from_s)
+                .x1(o.to_s)
+                .y0(0.0)
+                .y1(1.0)
+                .fill_color("#c8c8c8")
+                .opacity(0.4)
+                .layer(ShapeLayer::Below)
+                .line(ShapeLine::new().width(0.0))
+        })
+        .collect();
+    layout(title, "time (s)", y).shapes(shapes)
 }
 
 /// One kind of time series drawn for every variant, one variant shown at a time.
@@ -233,6 +257,16 @@ fn header(page: &mut Page, s: &Summary) {
         esc(&s.backend),
         seeds.join(", ")
     );
+    h.push_str("<h2>How these results were made</h2>\n<table class=\"provenance\">\n");
+    for (what, value) in crate::provenance::lines(s) {
+        let _ = writeln!(
+            h,
+            "<tr><th>{}</th><td><code>{}</code></td></tr>",
+            esc(what),
+            esc(&value)
+        );
+    }
+    h.push_str("</table>\n");
     page.push(&h);
 }
 
@@ -245,6 +279,16 @@ pub fn fmt_stats(m: &MetricStats) -> String {
 }
 
 /// A row class and verdict cell for a pass or a failure.
+/// An ordering's row class (its colour: green, red, amber) and its verdict in words.
+pub fn order_verdict(o: &crate::summary::OrderCheck) -> (&'static str, String) {
+    let class = match o.verdict() {
+        Verdict::Holds => "pass",
+        Verdict::Fails => "fail",
+        Verdict::Inconclusive => "inconclusive",
+    };
+    (class, o.verdict_text())
+}
+
 pub fn verdict(pass: bool) -> (&'static str, &'static str) {
     if pass {
         ("pass", "pass")
@@ -273,7 +317,7 @@ fn checks_table(page: &mut Page, s: &Summary) {
         let ours = match (c.over.is_none(), c.ours) {
             (true, Some(_)) => v.metrics.get(&c.metric).map(fmt_stats).unwrap_or_default(),
             (false, Some(o)) => format!("{o:.3}"),
-            (_, None) => "missing".into(),
+            (_, None) => c.absent_text(),
         };
         let (class, word) = verdict(c.pass);
         let _ = writeln!(
@@ -312,20 +356,24 @@ fn orders_table(page: &mut Page, s: &Summary) {
     if s.orders.is_empty() {
         return;
     }
-    let passed = s.orders.iter().filter(|o| o.pass).count();
+    let count = |v: Verdict| s.orders.iter().filter(|o| o.verdict() == v).count();
     let mut h = format!(
-        "<h2>What must hold</h2>\n<p>{passed} of {} orderings hold. Each lists the variants \
-         from the smallest expected value to the largest, with our means.</p>\n<table><tr>\
+        "<h2>What must hold</h2>\n<p>{} of {} orderings hold, {} fail, {} are inconclusive. \
+         Each lists the variants from the smallest expected value to the largest, with our \
+         means and their standard deviations over seeds. {}</p>\n<table><tr>\
          <th>statement</th><th>metric</th><th>under</th><th>ours, in claimed order</th>\
          <th>holds</th><th>if it fails</th></tr>\n",
-        s.orders.len()
+        count(Verdict::Holds),
+        s.orders.len(),
+        count(Verdict::Fails),
+        count(Verdict::Inconclusive),
+        esc(crate::verdict::RULE),
     );
     for o in &s.orders {
-        let (class, word) = verdict(o.pass);
-        let why = if o.pass {
-            ""
-        } else {
-            o.if_fails.as_deref().unwrap_or("")
+        let (class, word) = order_verdict(o);
+        let why = match o.verdict() {
+            Verdict::Fails => o.if_fails.as_deref().unwrap_or(""),
+            _ => "",
         };
         let _ = writeln!(
             h,
@@ -489,7 +537,7 @@ pub fn time_series(
         if traces.is_empty() {
             continue;
         }
-        page.chart(&variant_chart(&first.summary.variants, kind, traces));
+        page.chart(&variant_chart(first.summary, kind, traces));
     }
     page.push(&format!(
         "<h3>Full data (CSV: time_s, series, entity, value)</h3>\n<ul>{}</ul>\n",
@@ -518,7 +566,8 @@ fn busiest<'a>(all: impl Iterator<Item = &'a Series>) -> Vec<&'a Series> {
 }
 
 /// A chart with every variant's lines, one variant visible at a time, and a menu to pick.
-fn variant_chart(variants_of: &[VariantSummary], kind: &Kind, traces: Vec<TraceData>) -> Plot {
+fn variant_chart(s: &Summary, kind: &Kind, traces: Vec<TraceData>) -> Plot {
+    let variants_of = &s.variants;
     let shown = traces[0].variant;
     let variants: Vec<usize> = {
         let mut v: Vec<usize> = traces.iter().map(|t| t.variant).collect();
@@ -554,7 +603,7 @@ fn variant_chart(variants_of: &[VariantSummary], kind: &Kind, traces: Vec<TraceD
                 .args(serde_json::json!([{ "visible": visible }]))
         })
         .collect();
-    let mut layout = layout(kind.title, "time (s)", &names::series(kind.series));
+    let mut layout = time_layout(kind.title, &names::series(kind.series), &s.outages);
     if variants.len() > 1 {
         layout = layout.update_menus(vec![
             UpdateMenu::new()
@@ -598,9 +647,17 @@ fn figures(page: &mut Page, s: &Summary, dir: &Path) -> Result<()> {
                 entities,
                 mark,
             } => {
-                let mut p = Plot::new();
+                let split = crate::markdown::panel_param(s);
+                let mut panels: Vec<(String, Plot)> = Vec::new();
                 for v in &s.variants {
                     let Some(all) = first_series(s, v, dir)? else {
+                        continue;
+                    };
+                    let (panel, name) = crate::markdown::panel_of(v, split.as_deref());
+                    if !panels.iter().any(|p| p.0 == panel) {
+                        panels.push((panel.clone(), Plot::new()));
+                    }
+                    let Some((_, p)) = panels.iter_mut().find(|p| p.0 == panel) else {
                         continue;
                     };
                     for x in all
@@ -608,16 +665,16 @@ fn figures(page: &mut Page, s: &Summary, dir: &Path) -> Result<()> {
                         .filter(|x| &x.name == series && entities.contains(&x.entity))
                     {
                         let label = if entities.len() > 1 {
-                            format!("{} {}", v.name, x.entity)
+                            format!("{name} {}", x.entity)
                         } else {
-                            v.name.clone()
+                            name.clone()
                         };
                         let (xs, ys) = decimate(&x.times_s, &x.values, MAX_POINTS);
                         p.add_trace(Scatter::new(xs, ys).name(&label).mode(Mode::Lines));
                         let at = mark
                             .as_ref()
                             .and_then(|m| v.metrics.get(m))
-                            .and_then(|m| m.runs.first().copied())
+                            .and_then(|m| m.at_seed(&s.seeds, *s.seeds.first()?))
                             .and_then(|t| {
                                 x.times_s
                                     .iter()
@@ -635,20 +692,33 @@ fn figures(page: &mut Page, s: &Summary, dir: &Path) -> Result<()> {
                         }
                     }
                 }
-                if p.data().is_empty() {
+                panels.retain(|(_, p)| !p.data().is_empty());
+                if panels.is_empty() {
                     continue;
                 }
-                p.set_layout(layout(title, "time (s)", &names::series(series)));
                 page.push(&format!(
-                    "<h2>{}</h2>\n<p>First seed of each variant{}.</p>\n",
+                    "<h2>{}</h2>\n<p>First seed of each variant{}{}.{}</p>\n",
                     esc(title),
+                    match &split {
+                        Some(k) => format!(", one chart per <code>{}</code>", esc(k)),
+                        None => String::new(),
+                    },
                     if mark.is_some() {
                         "; the large markers are each line's convergence instant"
                     } else {
                         ""
-                    }
+                    },
+                    esc(&crate::markdown::outage_note(s)),
                 ));
-                page.chart(&p);
+                for (panel, mut p) in panels {
+                    let heading = if panel.is_empty() {
+                        title.clone()
+                    } else {
+                        format!("{title}: {panel}")
+                    };
+                    p.set_layout(time_layout(&heading, &names::series(series), &s.outages));
+                    page.chart(&p);
+                }
             }
             PlotSpec::Sweep {
                 title,
@@ -667,7 +737,16 @@ fn figures(page: &mut Page, s: &Summary, dir: &Path) -> Result<()> {
                     p.add_trace(line_with_errors(&label, &pts, false));
                 }
                 let y = y_label.clone().unwrap_or_else(|| names::metric(metric));
-                p.set_layout(layout(title, x, &y));
+                let axis = crate::markdown::sweep_axis(s, x);
+                let mut l = layout(title, &axis.label, &y);
+                if axis.log {
+                    l = l.x_axis(
+                        Axis::new()
+                            .title(Title::with_text(&axis.label))
+                            .type_(AxisType::Log),
+                    );
+                }
+                p.set_layout(l);
                 page.push(&format!(
                     "<h2>{}</h2>\n<p>Means over seeds, error bars one standard deviation.</p>\n",
                     esc(title)

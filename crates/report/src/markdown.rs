@@ -1,9 +1,10 @@
 //! `report.md` beside `summary.json`: the checks against published figures, the metrics of
 //! every variant, and plots of each variant's first run.
 
-use crate::plots::{Line, line_chart};
+use crate::plots::{Axes, Line, line_chart, panel_chart};
 use crate::store::{read_series, read_summary};
-use crate::summary::{Check, MetricStats, OrderCheck, Summary};
+use crate::summary::{Check, MetricStats, OrderCheck, Summary, VariantSummary};
+use crate::verdict::Verdict;
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use scenario::metrics::{Entity, Metric, Quantity};
@@ -40,6 +41,7 @@ pub fn write_report(dir: &Path) -> Result<PathBuf> {
         summary.backend,
         seeds.join(", ")
     )?;
+    provenance_section(&mut md, &summary)?;
 
     // Two steps a variant: its plots for report.md, then its series for report.html.
     let bar = progress_bar(2 * summary.variants.len() as u64);
@@ -99,6 +101,16 @@ pub(crate) fn expectation(c: &Check) -> String {
     parts.join(", ")
 }
 
+/// How the results were made, as a two-column table.
+fn provenance_section(md: &mut String, s: &Summary) -> Result<()> {
+    writeln!(md, "## How these results were made\n\n| | |\n| --- | --- |")?;
+    for (what, value) in crate::provenance::lines(s) {
+        writeln!(md, "| {what} | `{}` |", value.replace('|', "\\|"))?;
+    }
+    writeln!(md)?;
+    Ok(())
+}
+
 fn checks_section(md: &mut String, s: &Summary) -> Result<()> {
     let checks: Vec<_> = s.checks().collect();
     if checks.is_empty() {
@@ -122,7 +134,7 @@ fn checks_section(md: &mut String, s: &Summary) -> Result<()> {
         let ours = match (c.over.is_none(), c.ours) {
             (true, Some(_)) => v.metrics.get(&c.metric).map(fmt_stats).unwrap_or_default(),
             (false, Some(o)) => format!("{o:.3}"),
-            (_, None) => "missing".into(),
+            (_, None) => c.absent_text(),
         };
         writeln!(
             md,
@@ -235,6 +247,7 @@ fn plots_section(
              ![ours against the published figures](published.png) ([svg](published.svg))\n"
         )?;
     }
+    let shaded = crate::outages::spans(&s.outages);
     for v in &s.variants {
         each_variant(&v.name);
         let Some(seed) = s.seeds.first() else {
@@ -261,11 +274,14 @@ fn plots_section(
         let vdir = dir.join(&v.dir);
         let groups = pick("goodput_mbps", "group.", "group.");
         if !groups.is_empty() {
+            let y = crate::names::series("goodput_mbps");
             line_chart(
                 &vdir.join("goodput"),
                 &format!("Goodput per flow group, {}", v.name),
-                "time (s)",
-                "goodput (Mbps)",
+                &Axes {
+                    shaded: &shaded,
+                    ..Axes::new("time (s)", &y)
+                },
                 &groups,
             )?;
             writeln!(
@@ -276,11 +292,14 @@ fn plots_section(
         }
         let cwnd = pick("cwnd_pkts", "flow.", "flow.");
         if !cwnd.is_empty() {
+            let y = crate::names::series("cwnd_pkts");
             line_chart(
                 &vdir.join("cwnd"),
                 &format!("Congestion window, {}", v.name),
-                "time (s)",
-                "cwnd (packets)",
+                &Axes {
+                    shaded: &shaded,
+                    ..Axes::new("time (s)", &y)
+                },
                 &cwnd,
             )?;
             writeln!(md, "![cwnd]({0}/cwnd.png) ([svg]({0}/cwnd.svg))\n", v.dir)?;
@@ -301,14 +320,18 @@ fn orders_section(md: &mut String, s: &Summary) -> Result<()> {
     if s.orders.is_empty() {
         return Ok(());
     }
-    let passed = s.orders.iter().filter(|o| o.pass).count();
+    let count = |v: Verdict| s.orders.iter().filter(|o| o.verdict() == v).count();
     writeln!(
         md,
         "## What must hold
 
-{passed} of {} orderings hold. Each lists the variants from the smallest expected value to the largest, with our means.
+{} of {} orderings hold, {} fail, {} are inconclusive. Each lists the variants from the smallest expected value to the largest, with our means and their standard deviations over seeds. {}
 ",
-        s.orders.len()
+        count(Verdict::Holds),
+        s.orders.len(),
+        count(Verdict::Fails),
+        count(Verdict::Inconclusive),
+        crate::verdict::RULE,
     )?;
     writeln!(
         md,
@@ -329,7 +352,10 @@ fn orders_section(md: &mut String, s: &Summary) -> Result<()> {
                 &o.context
             },
             o.values_text(),
-            if o.pass { "yes" } else { "**no**" }
+            match o.verdict() {
+                Verdict::Holds => o.verdict_text(),
+                _ => format!("**{}**", o.verdict_text()),
+            }
         )?;
     }
     writeln!(md)?;
@@ -339,7 +365,7 @@ fn orders_section(md: &mut String, s: &Summary) -> Result<()> {
 /// Each ordering that fails somewhere, once, with the scenario's reading of why.
 fn failures_explained(md: &mut String, s: &Summary) -> Result<()> {
     let mut failed: Vec<&OrderCheck> = Vec::new();
-    for o in s.orders.iter().filter(|o| !o.pass) {
+    for o in s.orders.iter().filter(|o| o.verdict() == Verdict::Fails) {
         if !failed.iter().any(|f| f.statement == o.statement) {
             failed.push(o);
         }
@@ -352,7 +378,7 @@ fn failures_explained(md: &mut String, s: &Summary) -> Result<()> {
         let points: Vec<&str> = s
             .orders
             .iter()
-            .filter(|x| !x.pass && x.statement == o.statement)
+            .filter(|x| x.verdict() == Verdict::Fails && x.statement == o.statement)
             .map(|x| {
                 if x.context.is_empty() {
                     "all"
@@ -382,6 +408,43 @@ pub(crate) fn numeric(v: &serde_json::Value) -> Option<f64> {
             .or_else(|| Size::parse(t).ok().map(|s| s.bytes(1500) as f64 / 1e6))
             .or_else(|| Duration::parse(t).ok().map(Duration::secs)),
         _ => None,
+    }
+}
+
+/// A sweep's x axis: its label with the unit the values are read in, and whether it is
+/// logarithmic (sizes spanning at least a decade, as buffer sweeps do).
+pub(crate) struct SweepAxis {
+    pub label: String,
+    pub log: bool,
+}
+
+pub(crate) fn sweep_axis(s: &Summary, x: &str) -> SweepAxis {
+    let texts: Vec<&str> = s
+        .variants
+        .iter()
+        .filter_map(|v| v.params.get(x)?.as_str())
+        .filter(|t| t.parse::<f64>().is_err())
+        .collect();
+    let sizes = !texts.is_empty() && texts.iter().any(|t| Size::parse(t).is_ok());
+    let durations = !texts.is_empty() && texts.iter().all(|t| Duration::parse(t).is_ok());
+    let xs: Vec<f64> = s
+        .variants
+        .iter()
+        .filter_map(|v| v.params.get(x).and_then(numeric))
+        .collect();
+    let (lo, hi) = xs
+        .iter()
+        .fold((f64::INFINITY, 0.0f64), |(a, b), x| (a.min(*x), b.max(*x)));
+    let label = if sizes {
+        format!("{x} (MB)")
+    } else if durations {
+        format!("{x} (s)")
+    } else {
+        x.to_string()
+    };
+    SweepAxis {
+        label,
+        log: sizes && lo > 0.0 && hi / lo >= 10.0,
     }
 }
 
@@ -434,6 +497,70 @@ pub(crate) fn sweep_lines(
 }
 
 /// The figures the scenario file asks for.
+/// More lines than this in one time-series figure, over two or more parameters, and the
+/// figure gets one panel per value of one of them.
+const MAX_LINES: usize = 4;
+
+/// The parameter a time-series figure is split by, one panel per value: with more than
+/// `MAX_LINES` variants and two or more parameters varying, the one with the most values
+/// (E5.5's four algorithms, each panel with its two loads).
+pub(crate) fn panel_param(s: &Summary) -> Option<String> {
+    if s.variants.len() <= MAX_LINES {
+        return None;
+    }
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for key in s.variants.iter().flat_map(|v| v.params.keys()) {
+        if counts.iter().any(|(k, _)| k == key) {
+            continue;
+        }
+        let mut values: Vec<String> = s
+            .variants
+            .iter()
+            .filter_map(|v| v.params.get(key).map(display))
+            .collect();
+        values.sort();
+        values.dedup();
+        counts.push((key.clone(), values.len()));
+    }
+    let varying: Vec<&(String, usize)> = counts.iter().filter(|c| c.1 > 1).collect();
+    if varying.len() < 2 {
+        return None;
+    }
+    varying.iter().max_by_key(|c| c.1).map(|c| c.0.clone())
+}
+
+/// A variant's panel (`param=value`, or all in one) and its name within the panel (its
+/// other parameters).
+pub(crate) fn panel_of(v: &VariantSummary, param: Option<&str>) -> (String, String) {
+    let Some(param) = param else {
+        return (String::new(), v.name.clone());
+    };
+    let panel = format!(
+        "{param}={}",
+        v.params.get(param).map(display).unwrap_or_default()
+    );
+    let prefix = format!("{param}=");
+    let rest: Vec<&str> = v
+        .name
+        .split(',')
+        .filter(|p| !p.starts_with(&prefix))
+        .collect();
+    (panel, rest.join(","))
+}
+
+/// What the shading in time series is: the links down, and when.
+pub(crate) fn outage_note(s: &Summary) -> String {
+    if s.outages.is_empty() {
+        return String::new();
+    }
+    let spans: Vec<String> = s
+        .outages
+        .iter()
+        .map(|o| format!("{} down {} to {} s", o.link, o.from_s, o.to_s))
+        .collect();
+    format!(" Shaded: {}.", spans.join("; "))
+}
+
 fn custom_plots(md: &mut String, s: &Summary, dir: &Path) -> Result<()> {
     for (i, plot) in s.plots.iter().enumerate() {
         let stem = format!("figure{}", i + 1);
@@ -447,12 +574,14 @@ fn custom_plots(md: &mut String, s: &Summary, dir: &Path) -> Result<()> {
                 let Some(seed) = s.seeds.first() else {
                     continue;
                 };
-                let mut lines = Vec::new();
+                let split = panel_param(s);
+                let mut panels: Vec<(String, Vec<Line>)> = Vec::new();
                 for v in &s.variants {
                     let csv = dir.join(&v.dir).join(format!("series-seed{seed}.csv"));
                     if !csv.exists() {
                         continue;
                     }
+                    let (panel, name) = panel_of(v, split.as_deref());
                     for x in read_series(&csv)?
                         .iter()
                         .filter(|x| &x.name == series && entities.contains(&x.entity))
@@ -461,31 +590,48 @@ fn custom_plots(md: &mut String, s: &Summary, dir: &Path) -> Result<()> {
                         let marks = mark
                             .as_ref()
                             .and_then(|m| v.metrics.get(m))
-                            .and_then(|m| m.runs.first().copied())
+                            .and_then(|m| m.at_seed(&s.seeds, *seed))
                             .and_then(|t| pts.iter().find(|p| p.0 >= t).copied())
                             .into_iter()
                             .collect();
                         let label = if entities.len() > 1 {
-                            format!("{} {}", v.name, x.entity)
+                            format!("{name} {}", x.entity)
                         } else {
-                            v.name.clone()
+                            name.clone()
                         };
-                        lines.push(Line {
+                        let line = Line {
                             label,
                             points: pts,
                             marks,
-                        });
+                        };
+                        match panels.iter_mut().find(|p| p.0 == panel) {
+                            Some(p) => p.1.push(line),
+                            None => panels.push((panel.clone(), vec![line])),
+                        }
                     }
                 }
-                if lines.is_empty() {
+                if panels.is_empty() {
                     continue;
                 }
-                line_chart(&dir.join(&stem), title, "time (s)", series, &lines)?;
-                let note = if mark.is_some() {
-                    " Circles mark each line's convergence instant (first seed)."
-                } else {
-                    ""
+                let shaded = crate::outages::spans(&s.outages);
+                let y = crate::names::series(series);
+                let axes = Axes {
+                    shaded: &shaded,
+                    ..Axes::new("time (s)", &y)
                 };
+                match (&split, panels.as_slice()) {
+                    (None, [(_, lines)]) => line_chart(&dir.join(&stem), title, &axes, lines)?,
+                    _ => panel_chart(&dir.join(&stem), title, &axes, &panels)?,
+                }
+                let mut note = if mark.is_some() {
+                    " Circles mark each line's convergence instant (first seed).".to_string()
+                } else {
+                    String::new()
+                };
+                note += &outage_note(s);
+                if let Some(k) = &split {
+                    note += &format!(" One panel per `{k}`.");
+                }
                 writeln!(
                     md,
                     "## {title}\n\nFirst seed of each variant.{note}\n\n![{title}]({stem}.png) ([svg]({stem}.svg))\n"
@@ -550,7 +696,12 @@ fn custom_plots(md: &mut String, s: &Summary, dir: &Path) -> Result<()> {
                 let y = y_label
                     .clone()
                     .unwrap_or_else(|| crate::names::metric(metric));
-                line_chart(&dir.join(&stem), title, x, &y, &lines)?;
+                let axis = sweep_axis(s, x);
+                let axes = Axes {
+                    log_x: axis.log,
+                    ..Axes::new(&axis.label, &y)
+                };
+                line_chart(&dir.join(&stem), title, &axes, &lines)?;
                 writeln!(
                     md,
                     "## {title}\n\nMeans over seeds; variants whose `{x}` is not a number or a size are left out.\n\n![{title}]({stem}.png) ([svg]({stem}.svg))\n"

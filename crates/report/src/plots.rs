@@ -3,6 +3,8 @@
 
 use anyhow::{Result, anyhow};
 use plotters::coord::Shift;
+use plotters::coord::ranged1d::ValueFormatter;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use std::path::Path;
 
@@ -29,69 +31,177 @@ pub(crate) fn palette(i: usize) -> RGBColor {
     C[i % C.len()]
 }
 
+/// What a chart's axes show besides its lines.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Axes<'a> {
+    pub x_label: &'a str,
+    pub y_label: &'a str,
+    /// A logarithmic x axis (a sweep over sizes spanning decades).
+    pub log_x: bool,
+    /// Intervals of x to shade (a link down), drawn behind the lines.
+    pub shaded: &'a [(f64, f64)],
+}
+
+impl<'a> Axes<'a> {
+    pub fn new(x_label: &'a str, y_label: &'a str) -> Self {
+        Axes {
+            x_label,
+            y_label,
+            ..Axes::default()
+        }
+    }
+}
+
 /// Writes `<stem>.png` and `<stem>.svg`.
-pub fn line_chart(
-    stem: &Path,
-    title: &str,
-    x_label: &str,
-    y_label: &str,
-    lines: &[Line],
-) -> Result<()> {
-    let png = stem.with_extension("png");
-    let svg = stem.with_extension("svg");
-    draw_lines(
-        BitMapBackend::new(&png, SIZE).into_drawing_area(),
-        title,
-        x_label,
-        y_label,
-        lines,
-    )?;
-    draw_lines(
-        SVGBackend::new(&svg, SIZE).into_drawing_area(),
-        title,
-        x_label,
-        y_label,
-        lines,
-    )
+pub fn line_chart(stem: &Path, title: &str, axes: &Axes<'_>, lines: &[Line]) -> Result<()> {
+    write_charts(stem, SIZE, None, axes, &[(title, lines)])
 }
 
 pub(crate) fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
     anyhow!("plotting: {e:?}")
 }
 
-fn draw_lines<DB: DrawingBackend>(
-    root: DrawingArea<DB, Shift>,
+/// The axes' ranges from the data, marks included, so that nothing is cut off: y from
+/// the lowest value (or 0) to 10 % above the highest; x over the points (from 0 on a linear
+/// axis, from the smallest positive x on a logarithmic one).
+fn ranges(lines: &[Line], log_x: bool) -> ((f64, f64), (f64, f64)) {
+    let finite = lines
+        .iter()
+        .flat_map(|l| l.points.iter().chain(&l.marks))
+        .filter(|p| p.0.is_finite() && p.1.is_finite() && (!log_x || p.0 > 0.0));
+    let (mut x0, mut x1) = (f64::INFINITY, f64::NEG_INFINITY);
+    let (mut y0, mut y1) = (0.0f64, 0.0f64);
+    for &(x, y) in finite {
+        (x0, x1) = (x0.min(x), x1.max(x));
+        (y0, y1) = (y0.min(y), y1.max(y));
+    }
+    let x = match (log_x, x0 < x1) {
+        (true, true) => (x0 / 1.2, x1 * 1.2),
+        (true, false) => (1.0, 10.0),
+        (false, _) => (0.0, if x1 > 0.0 { x1 } else { 1.0 }),
+    };
+    let span = y1 - y0;
+    let y = if span > 0.0 {
+        (
+            if y0 < 0.0 { y0 - 0.1 * span } else { 0.0 },
+            y1 + 0.1 * span,
+        )
+    } else {
+        (0.0, 1.0)
+    };
+    (x, y)
+}
+
+/// Writes `<stem>.png` and `<stem>.svg` with one panel per entry of `panels` (its title and
+/// lines), two across: many lines split by a parameter so that each stays readable.
+pub fn panel_chart(
+    stem: &Path,
     title: &str,
-    x_label: &str,
-    y_label: &str,
-    lines: &[Line],
+    axes: &Axes<'_>,
+    panels: &[(String, Vec<Line>)],
+) -> Result<()> {
+    let rows = panels.len().div_ceil(2).max(1) as u32;
+    let panels: Vec<(&str, &[Line])> = panels
+        .iter()
+        .map(|(t, l)| (t.as_str(), l.as_slice()))
+        .collect();
+    write_charts(stem, (SIZE.0, 60 + rows * 330), Some(title), axes, &panels)
+}
+
+/// Both files of a figure of `panels` (one: a plain chart), under `title` if given.
+fn write_charts(
+    stem: &Path,
+    size: (u32, u32),
+    title: Option<&str>,
+    axes: &Axes<'_>,
+    panels: &[(&str, &[Line])],
+) -> Result<()> {
+    let png = stem.with_extension("png");
+    let svg = stem.with_extension("svg");
+    let png = BitMapBackend::new(&png, size).into_drawing_area();
+    draw_charts(png, title, axes, panels)?;
+    draw_charts(
+        SVGBackend::new(&svg, size).into_drawing_area(),
+        title,
+        axes,
+        panels,
+    )
+}
+
+fn draw_charts<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    title: Option<&str>,
+    axes: &Axes<'_>,
+    panels: &[(&str, &[Line])],
 ) -> Result<()>
 where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE).map_err(err)?;
-    let finite = lines
-        .iter()
-        .flat_map(|l| l.points.iter())
-        .filter(|p| p.0.is_finite() && p.1.is_finite());
-    let (mut x1, mut y1) = (0.0f64, 0.0f64);
-    for &(x, y) in finite {
-        x1 = x1.max(x);
-        y1 = y1.max(y);
+    let inner = match title {
+        Some(t) => root.titled(t, ("sans-serif", 22)).map_err(err)?,
+        None => root.clone(),
+    };
+    let cols = if panels.len() > 1 { 2 } else { 1 };
+    let rows = panels.len().div_ceil(cols).max(1);
+    for (area, (name, lines)) in inner.split_evenly((rows, cols)).iter().zip(panels) {
+        draw_on(area, name, axes, lines)?;
     }
-    let x1 = if x1 > 0.0 { x1 } else { 1.0 };
-    let y1 = if y1 > 0.0 { y1 * 1.1 } else { 1.0 };
-    let mut chart = ChartBuilder::on(&root)
+    root.present().map_err(err)
+}
+
+/// One chart of `lines` in `area`, its axes from the data.
+fn draw_on<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    title: &str,
+    axes: &Axes<'_>,
+    lines: &[Line],
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let ((x0, x1), (y0, y1)) = ranges(lines, axes.log_x);
+    let mut builder = ChartBuilder::on(area);
+    builder
         .caption(title, ("sans-serif", 20))
         .margin(10)
         .x_label_area_size(40)
-        .y_label_area_size(60)
-        .build_cartesian_2d(0.0..x1, 0.0..y1)
+        .y_label_area_size(60);
+    if axes.log_x {
+        let chart = builder
+            .build_cartesian_2d((x0..x1).log_scale(), y0..y1)
+            .map_err(err)?;
+        fill(chart, axes, lines, (y0, y1))
+    } else {
+        let chart = builder.build_cartesian_2d(x0..x1, y0..y1).map_err(err)?;
+        fill(chart, axes, lines, (y0, y1))
+    }
+}
+
+/// Draws the shading, the mesh, the lines and their marks on a chart whose x axis is `X`.
+fn fill<'a, DB, X>(
+    mut chart: ChartContext<'a, DB, Cartesian2d<X, RangedCoordf64>>,
+    axes: &Axes<'_>,
+    lines: &[Line],
+    (y0, y1): (f64, f64),
+) -> Result<()>
+where
+    DB: DrawingBackend + 'a,
+    DB::ErrorType: 'static,
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    chart
+        .draw_series(axes.shaded.iter().map(|&(a, b)| {
+            Rectangle::new(
+                [(a, y0), (b, y1)],
+                RGBColor(200, 200, 200).mix(0.4).filled(),
+            )
+        }))
         .map_err(err)?;
     chart
         .configure_mesh()
-        .x_desc(x_label)
-        .y_desc(y_label)
+        .x_desc(axes.x_label)
+        .y_desc(axes.y_label)
         .draw()
         .map_err(err)?;
     for (i, l) in lines.iter().enumerate() {
@@ -100,7 +210,7 @@ where
         let mut segment: Vec<(f64, f64)> = Vec::new();
         let mut first = true;
         let flush = |seg: &mut Vec<(f64, f64)>,
-                     chart: &mut ChartContext<'_, DB, _>,
+                     chart: &mut ChartContext<'a, DB, Cartesian2d<X, RangedCoordf64>>,
                      first: &mut bool|
          -> Result<()> {
             if seg.is_empty() {
@@ -118,7 +228,7 @@ where
             Ok(())
         };
         for &p in &l.points {
-            if p.1.is_finite() {
+            if p.1.is_finite() && (!axes.log_x || p.0 > 0.0) {
                 segment.push(p);
             } else {
                 flush(&mut segment, &mut chart, &mut first)?;
@@ -129,22 +239,19 @@ where
             .draw_series(
                 l.marks
                     .iter()
-                    .filter(|p| p.0.is_finite() && p.1.is_finite())
+                    .filter(|p| p.0.is_finite() && p.1.is_finite() && (!axes.log_x || p.0 > 0.0))
                     .map(|&p| Circle::new(p, 6, color.stroke_width(3))),
             )
             .map_err(err)?;
     }
     if lines.len() > 1 {
-        legend_and_present(&root, &mut chart)?;
-    } else {
-        root.present().map_err(err)?;
+        legend(&mut chart)?;
     }
     Ok(())
 }
 
-/// Draws the series' legend in the upper right corner and finishes the drawing.
-fn legend_and_present<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
-    root: &DrawingArea<DB, Shift>,
+/// Draws the series' legend in the upper right corner.
+fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
     chart: &mut ChartContext<'a, DB, CT>,
 ) -> Result<()>
 where
@@ -156,6 +263,5 @@ where
         .border_style(BLACK)
         .position(SeriesLabelPosition::UpperRight)
         .draw()
-        .map_err(err)?;
-    root.present().map_err(err)
+        .map_err(err)
 }

@@ -391,6 +391,7 @@ mod tests {
             max: None,
             pass: true,
             source: String::new(),
+            not_converged: None,
         }
     }
 

@@ -1,7 +1,9 @@
 //! Aggregation over seeds and evaluation of the scenario's expectations.
 
+use crate::verdict::{self, Sample, Verdict};
 use scenario::Scenario;
 use scenario::load::display_value;
+use scenario::metrics::{Metric, Quantity};
 use scenario::results::{EmulatorHealth, RunResult, RunStats};
 use scenario::spec::{ExpectSpec, OrderSpec, Tolerance};
 use serde::{Deserialize, Serialize};
@@ -43,6 +45,20 @@ impl MetricStats {
     }
 }
 
+impl MetricStats {
+    /// Its value in the run of `seed`, where `seeds` are the summary's seeds (a metric
+    /// missing from some runs lists its own).
+    pub fn at_seed(&self, seeds: &[u64], seed: u64) -> Option<f64> {
+        let order = if self.seeds.is_empty() {
+            seeds
+        } else {
+            &self.seeds
+        };
+        let i = order.iter().position(|s| *s == seed)?;
+        self.runs.get(i).copied()
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Check {
     pub metric: String,
@@ -60,6 +76,24 @@ pub struct Check {
     pub max: Option<f64>,
     pub pass: bool,
     pub source: String,
+    /// For a convergence time: the runs in which the window did not converge, of all runs
+    /// (`ours` is then null: no time exists for those runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_converged: Option<NotConverged>,
+}
+
+/// Runs whose window did not converge, of all the variant's runs.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct NotConverged {
+    pub runs: usize,
+    pub of: usize,
+}
+
+impl NotConverged {
+    /// `did not converge (2 of 3 seeds)`.
+    pub fn text(self) -> String {
+        format!("did not converge ({} of {} seeds)", self.runs, self.of)
+    }
 }
 
 /// One evaluated ordering: the statement, and the metric of each value in the claimed order.
@@ -75,11 +109,19 @@ pub struct OrderCheck {
     /// (value of `param`, our mean), smallest expected first.
     pub values: Vec<(String, Option<f64>)>,
     pub min_ratio: f64,
+    /// Whether it holds beyond the seed spread (`verdict == holds`).
     pub pass: bool,
     pub source: String,
     /// The scenario's explanation of a failure, if it gives one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub if_fails: Option<String>,
+    /// Holds, fails or inconclusive under the seed-spread rule (`verdict.rs`); absent in
+    /// results written before it, where `pass` alone says holds or fails.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
+    /// Each value of `values` over seeds: mean, spread and seeds, or why it has none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<Sample>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -114,9 +156,49 @@ pub struct Summary {
     /// The papers' tables, in their layout (`[[table]]`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tables: Vec<scenario::spec::TableSpec>,
+    /// How the results were made (command, overrides, version, machine); absent in
+    /// folders written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<crate::provenance::Provenance>,
+    /// The intervals a link was down (the scenario's timed events), shaded in time series.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outages: Vec<crate::outages::Outage>,
+}
+
+impl Check {
+    /// Why `ours` is null: `did not converge (2 of 3 seeds)` or `missing`.
+    pub fn absent_text(&self) -> String {
+        match self.not_converged {
+            Some(n) => n.text(),
+            None => "missing".into(),
+        }
+    }
 }
 
 impl OrderCheck {
+    pub fn verdict(&self) -> Verdict {
+        self.verdict.unwrap_or(if self.pass {
+            Verdict::Holds
+        } else {
+            Verdict::Fails
+        })
+    }
+
+    /// Whether some value rests on one seed, so that no spread is known.
+    pub fn one_seed(&self) -> bool {
+        self.samples.iter().any(|s| s.seeds() == 1)
+    }
+
+    /// The verdict in words: `holds`, `fails`, `inconclusive`, `holds (1 seed, no spread)`.
+    pub fn verdict_text(&self) -> String {
+        let word = self.verdict().word();
+        if self.one_seed() {
+            format!("{word} (1 seed, no spread)")
+        } else {
+            word.to_string()
+        }
+    }
+
     /// What stands between two values when the ordering is printed: `<`, or `<(x1.6)` for
     /// a factor (`<(x0.99)`: at least 99 % of the value before).
     pub fn separator(&self) -> String {
@@ -127,16 +209,24 @@ impl OrderCheck {
         }
     }
 
-    /// Our means in the claimed order: `lia 7.012 < olia 7.530`.
+    /// Our means in the claimed order, with their spread over seeds:
+    /// `lia 7.012 ± 0.130 < olia 7.530 ± 0.080`.
     pub fn values_text(&self) -> String {
-        let values: Vec<String> = self
-            .values
-            .iter()
-            .map(|(name, v)| match v {
-                Some(v) => format!("{name} {v:.3}"),
-                None => format!("{name} missing"),
-            })
-            .collect();
+        let values: Vec<String> = if self.samples.len() == self.values.len() {
+            self.values
+                .iter()
+                .zip(&self.samples)
+                .map(|((name, _), s)| s.text(name))
+                .collect()
+        } else {
+            self.values
+                .iter()
+                .map(|(name, v)| match v {
+                    Some(v) => format!("{name} {v:.3}"),
+                    None => format!("{name} missing"),
+                })
+                .collect()
+        };
         values.join(&self.separator())
     }
 }
@@ -154,8 +244,10 @@ impl Summary {
             .iter()
             .flat_map(|v| v.checks.iter().map(move |c| (v, c)))
     }
+    /// No check fails and no ordering fails (an inconclusive ordering is no failure).
     pub fn all_pass(&self) -> bool {
-        self.checks().all(|(_, c)| c.pass) && self.orders.iter().all(|o| o.pass)
+        self.checks().all(|(_, c)| c.pass)
+            && self.orders.iter().all(|o| o.verdict() != Verdict::Fails)
     }
 }
 
@@ -201,7 +293,7 @@ pub fn summarize(variants: &[Scenario], runs: &[Vec<RunResult>], backend: &str) 
                 .expects
                 .iter()
                 .filter(|x| applies(x, sc))
-                .map(|x| evaluate(x, &metrics))
+                .map(|x| evaluate(x, &metrics, rs.len()))
                 .collect();
             VariantSummary {
                 name: sc.variant_name().to_string(),
@@ -240,6 +332,8 @@ pub fn summarize(variants: &[Scenario], runs: &[Vec<RunResult>], backend: &str) 
         backend: backend.into(),
         seeds,
         variants: vs,
+        provenance: None,
+        outages: crate::outages::of(first),
     }
 }
 
@@ -258,6 +352,77 @@ fn matches_when(when: &BTreeMap<String, toml::Value>, sc: &Scenario) -> bool {
             }
         })
     })
+}
+
+/// Whether `metric` is a convergence time or instant, which a run omits when the window
+/// did not converge (`measure::convergence`).
+fn is_convergence(metric: &str) -> bool {
+    Metric::parse(metric)
+        .is_some_and(|m| matches!(m.quantity, Quantity::ConvergenceS | Quantity::ConvergedAtS))
+}
+
+/// For a convergence metric: the runs of `runs` in which it did not converge, if any.
+pub(crate) fn not_converged(
+    metric: &str,
+    m: &BTreeMap<String, MetricStats>,
+    runs: usize,
+) -> Option<NotConverged> {
+    let converged = m.get(metric).map_or(0, |s| s.runs.len());
+    (is_convergence(metric) && converged < runs).then_some(NotConverged {
+        runs: runs - converged,
+        of: runs,
+    })
+}
+
+/// The value an ordering ranks in a variant with `runs` runs: the metric (over `over`: the
+/// ratio of the means, with the spread of the per-seed ratios) over seeds.
+fn sample_of(
+    metric: &str,
+    over: Option<&str>,
+    m: &BTreeMap<String, MetricStats>,
+    runs: usize,
+) -> Sample {
+    if let Some(n) = not_converged(metric, m, runs) {
+        return Sample::NotConverged {
+            converged: n.of - n.runs,
+            of: n.of,
+        };
+    }
+    let Some(mean) = ratio_of(metric, over, m) else {
+        return Sample::Missing;
+    };
+    let spread = match over {
+        None => m.get(metric).cloned(),
+        Some(d) => per_seed_ratios(m.get(metric), m.get(d)),
+    };
+    match spread {
+        Some(s) => Sample::Seeds {
+            mean,
+            std: s.std,
+            seeds: s.runs.len(),
+        },
+        None => Sample::Seeds {
+            mean,
+            std: 0.0,
+            seeds: 1,
+        },
+    }
+}
+
+/// The ratio of two metrics in each run both have (with their values in the same runs).
+fn per_seed_ratios(a: Option<&MetricStats>, b: Option<&MetricStats>) -> Option<MetricStats> {
+    let (a, b) = (a?, b?);
+    if a.runs.len() != b.runs.len() || a.seeds != b.seeds {
+        return None;
+    }
+    let ratios: Vec<f64> = a
+        .runs
+        .iter()
+        .zip(&b.runs)
+        .filter(|(_, d)| **d != 0.0)
+        .map(|(n, d)| n / d)
+        .collect();
+    (ratios.len() == a.runs.len()).then(|| MetricStats::of(&ratios))
 }
 
 /// The mean of `metric` (over `over`) in a variant.
@@ -297,6 +462,7 @@ fn evaluate_order(o: &OrderSpec, variants: &[Scenario], vs: &[VariantSummary]) -
         .into_iter()
         .filter_map(|(context, members)| {
             let mut values: Vec<(String, Option<f64>)> = Vec::new();
+            let mut samples: Vec<Sample> = Vec::new();
             for want in &o.ascending {
                 let want = display_value(want);
                 // A variant that was not run (fixed by --set, or beyond a backend) makes
@@ -307,12 +473,16 @@ fn evaluate_order(o: &OrderSpec, variants: &[Scenario], vs: &[VariantSummary]) -
                         .get(&o.param)
                         .is_some_and(|p| display_value(p) == want)
                 })?;
-                values.push((want, ratio_of(&o.metric, o.over.as_deref(), &vs[i].metrics)));
+                let sample = sample_of(
+                    &o.metric,
+                    o.over.as_deref(),
+                    &vs[i].metrics,
+                    vs[i].stats.len(),
+                );
+                values.push((want, sample.mean()));
+                samples.push(sample);
             }
-            let pass = values.windows(2).all(|w| match (w[0].1, w[1].1) {
-                (Some(a), Some(b)) => o.holds(a, b),
-                _ => false,
-            });
+            let verdict = verdict::ordering(&samples, o.min_ratio);
             Some(OrderCheck {
                 statement: o.statement.clone(),
                 metric: o.metric.clone(),
@@ -321,16 +491,22 @@ fn evaluate_order(o: &OrderSpec, variants: &[Scenario], vs: &[VariantSummary]) -
                 context,
                 values,
                 min_ratio: o.min_ratio,
-                pass,
+                pass: verdict == Verdict::Holds,
                 source: o.source.clone(),
                 if_fails: o.if_fails.clone(),
+                verdict: Some(verdict),
+                samples,
             })
         })
         .collect()
 }
 
-fn evaluate(x: &ExpectSpec, metrics: &BTreeMap<String, MetricStats>) -> Check {
-    let ours = ratio_of(&x.metric, x.over.as_deref(), metrics);
+/// A check of one expectation in a variant with `runs` runs. A convergence time that some
+/// runs do not have (their window did not converge) gives no value: the mean of those that
+/// did would hide the others.
+fn evaluate(x: &ExpectSpec, metrics: &BTreeMap<String, MetricStats>, runs: usize) -> Check {
+    let not_converged = not_converged(&x.metric, metrics, runs);
+    let ours = ratio_of(&x.metric, x.over.as_deref(), metrics).filter(|_| not_converged.is_none());
     let pass = ours.is_some_and(|o| {
         let near = match (x.value, x.tolerance) {
             (Some(v), Some(t)) => t.allows(o, v),
@@ -348,11 +524,12 @@ fn evaluate(x: &ExpectSpec, metrics: &BTreeMap<String, MetricStats>) -> Check {
         max: x.max,
         pass,
         source: x.source.clone(),
+        not_converged,
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -381,24 +558,85 @@ mod tests {
         assert!(
             evaluate(
                 &x(Some(10.0), Some(Tolerance::Relative(0.1)), None, None),
-                &m
+                &m,
+                1
             )
             .pass
         );
         assert!(
             !evaluate(
                 &x(Some(10.0), Some(Tolerance::Relative(0.05)), None, None),
-                &m
+                &m,
+                1
             )
             .pass
         );
-        assert!(evaluate(&x(None, None, Some(2.9), Some("b")), &m).pass);
-        assert!(!evaluate(&x(None, None, Some(3.1), Some("b")), &m).pass);
+        assert!(evaluate(&x(None, None, Some(2.9), Some("b")), &m, 1).pass);
+        assert!(!evaluate(&x(None, None, Some(3.1), Some("b")), &m, 1).pass);
         let missing = ExpectSpec {
             metric: "nope".into(),
             ..x(None, None, Some(0.0), None)
         };
-        assert!(!evaluate(&missing, &m).pass);
+        assert!(!evaluate(&missing, &m, 1).pass);
+    }
+
+    #[test]
+    fn a_convergence_time_some_runs_lack_is_did_not_converge_not_a_mean() {
+        let t = "flow.m#0.sf1.convergence_s";
+        let mut m = BTreeMap::new();
+        // Two of three runs converged (10 s, 12 s): a mean of 11 s would hide the third.
+        m.insert(t.to_string(), MetricStats::of(&[10.0, 12.0]));
+        let x = ExpectSpec {
+            metric: t.into(),
+            over: None,
+            value: None,
+            tolerance: None,
+            min: None,
+            max: Some(40.0),
+            when: Default::default(),
+            source: String::new(),
+        };
+        let c = evaluate(&x, &m, 3);
+        assert_eq!((c.ours, c.pass), (None, false));
+        assert_eq!(c.not_converged, Some(NotConverged { runs: 1, of: 3 }));
+        assert_eq!(c.absent_text(), "did not converge (1 of 3 seeds)");
+        // In every run: a time, as before.
+        let c = evaluate(&x, &m, 2);
+        assert_eq!((c.ours, c.pass, c.not_converged), (Some(11.0), true, None));
+        // An ordering sees a window that never converged as slower than any that did.
+        assert_eq!(
+            sample_of(t, None, &m, 3),
+            Sample::NotConverged {
+                converged: 2,
+                of: 3
+            }
+        );
+        // Other metrics missing from runs are not convergence: their mean stands.
+        m.insert("group.g.goodput_mbps".into(), MetricStats::of(&[1.0, 3.0]));
+        assert_eq!(
+            sample_of("group.g.goodput_mbps", None, &m, 3),
+            Sample::Seeds {
+                mean: 2.0,
+                std: 2f64.sqrt(),
+                seeds: 2
+            }
+        );
+    }
+
+    #[test]
+    fn a_ratio_takes_its_spread_from_the_per_seed_ratios() {
+        let mut m = BTreeMap::new();
+        m.insert("a".to_string(), MetricStats::of(&[2.0, 4.0]));
+        m.insert("b".to_string(), MetricStats::of(&[1.0, 2.0]));
+        // Each seed's ratio is 2: no spread, although both metrics spread.
+        assert_eq!(
+            sample_of("a", Some("b"), &m, 2),
+            Sample::Seeds {
+                mean: 2.0,
+                std: 0.0,
+                seeds: 2
+            }
+        );
     }
 
     fn run(seed: u64, emulator: Option<EmulatorHealth>) -> RunResult {
@@ -416,8 +654,8 @@ mod tests {
         }
     }
 
-    fn one_variant() -> Vec<Scenario> {
-        let toml = r#"
+    /// Two hosts, one link (`wifi`), one flow, 10 s.
+    pub(crate) const ONE_LINK: &str = r#"
 [scenario]
 name = "s"
 duration = "10s"
@@ -428,6 +666,7 @@ kind = "host"
 name = "b"
 kind = "host"
 [[link]]
+name = "wifi"
 a = "a"
 b = "b"
 rate = "10Mbps"
@@ -437,10 +676,17 @@ name = "f"
 from = "a"
 to = "b"
 "#;
+
+    /// The variants of a scenario's text.
+    pub(crate) fn load(toml: &str) -> Vec<Scenario> {
         let opts = scenario::LoadOptions {
             overrides: Vec::new(),
         };
         scenario::load_str(toml, "s.toml".as_ref(), &opts).unwrap()
+    }
+
+    fn one_variant() -> Vec<Scenario> {
+        load(ONE_LINK)
     }
 
     #[test]

@@ -14,6 +14,8 @@ use std::fmt::Write;
 pub struct Cell {
     pub ours: Option<(f64, f64, f64, usize)>,
     pub published: Option<(f64, bool)>,
+    /// A convergence time some runs lack: how many did not converge (`ours` is then none).
+    pub not_converged: Option<crate::summary::NotConverged>,
 }
 
 /// A header line of the table: the labels of its row or column, outermost first.
@@ -75,12 +77,16 @@ fn cell(v: Option<&VariantSummary>, metric: &str) -> Cell {
         return Cell {
             ours: None,
             published: None,
+            not_converged: None,
         };
     };
+    let not_converged = crate::summary::not_converged(metric, &v.metrics, v.stats.len());
     Cell {
+        not_converged,
         ours: v
             .metrics
             .get(metric)
+            .filter(|_| not_converged.is_none())
             .map(|m| (m.mean, m.min, m.max, m.runs.len())),
         published: v
             .checks
@@ -155,7 +161,10 @@ fn ours_text(c: &Cell) -> String {
     match c.ours {
         Some((mean, min, max, n)) if n > 1 => format!("{mean:.2} [{min:.2}, {max:.2}]"),
         Some((mean, ..)) => format!("{mean:.2}"),
-        None => "–".into(),
+        None => match c.not_converged {
+            Some(n) => n.text(),
+            None => "–".into(),
+        },
     }
 }
 
@@ -322,6 +331,7 @@ mod tests {
                 max: None,
                 pass: (t2 - published).abs() <= 0.1 * published,
                 source: "Table 1".into(),
+                not_converged: None,
             }],
             stats: Vec::new(),
             emulator: Vec::new(),
@@ -356,6 +366,8 @@ mod tests {
             orders: Vec::new(),
             plots: Vec::new(),
             tables: vec![table],
+            provenance: None,
+            outages: Vec::new(),
         }
     }
 

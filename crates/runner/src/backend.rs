@@ -23,6 +23,17 @@ impl BackendKind {
         }
     }
 
+    /// The results folder a run writes when given none: `results/<scenario>` for the
+    /// simulator, `results/<scenario>-kernel` for the kernel backend, so that running a
+    /// scenario on one backend never overwrites what the other wrote.
+    pub fn default_folder(self, scenario: &str) -> PathBuf {
+        let name = match self {
+            BackendKind::Sim => scenario.to_string(),
+            BackendKind::Kernel => format!("{scenario}-kernel"),
+        };
+        PathBuf::from("results").join(name)
+    }
+
     /// The backend named `name` (`sim` or `kernel`).
     pub fn parse(name: &str) -> Result<Self> {
         match name {
@@ -93,4 +104,18 @@ pub fn move_captures(out: &Path) -> Result<()> {
     let _ = std::fs::remove_dir(&staged);
     let _ = std::fs::remove_dir(pcap_staging(out));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BackendKind;
+    use std::path::Path;
+
+    #[test]
+    fn each_backend_has_its_own_default_folder() {
+        let sim = BackendKind::Sim.default_folder("e3-aggregation");
+        let kernel = BackendKind::Kernel.default_folder("e3-aggregation");
+        assert_eq!(sim, Path::new("results/e3-aggregation"));
+        assert_eq!(kernel, Path::new("results/e3-aggregation-kernel"));
+    }
 }

@@ -9,6 +9,7 @@ pub mod backend;
 pub mod execute;
 pub mod memory;
 pub mod prepared;
+pub mod provenance;
 
 pub use backend::BackendKind;
 pub use prepared::{Folder, Prepared, Request, ScenarioSource};

@@ -52,7 +52,8 @@ impl Request {
 /// The results folder of a campaign.
 #[derive(Clone, Debug)]
 pub enum Folder {
-    /// `results/<scenario name>`, as the command line's default.
+    /// `results/<scenario name>` (simulator) or `results/<scenario name>-kernel`, as the
+    /// command line's default (`BackendKind::default_folder`).
     Default,
     At(PathBuf),
 }
@@ -150,7 +151,7 @@ impl Prepared {
             );
         }
         let out = match folder {
-            Folder::Default => PathBuf::from("results").join(&variants[0].name),
+            Folder::Default => request.backend.default_folder(&variants[0].name),
             Folder::At(dir) => dir,
         };
         let variants = runnable(request.backend, variants)?;
@@ -260,7 +261,8 @@ impl Prepared {
     pub fn summarize(&self, policy: OtherVersions) -> Result<report::Summary> {
         let tasks = self.folder.gather(&self.plan, policy)?;
         let runs = campaign::view::runs(&self.plan, tasks);
-        campaign::view::write(&self.folder, &self.plan, &runs)
+        let provenance = crate::provenance::current(&self.request.set);
+        campaign::view::write(&self.folder, &self.plan, &runs, provenance)
     }
 
     fn start_backend(&self) -> Result<Box<dyn scenario::Backend>> {

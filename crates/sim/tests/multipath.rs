@@ -154,20 +154,23 @@ fn a_one_subflow_mptcp_connection_is_tcp() {
 fn responsiveness_orders_the_algorithms() {
     let m = means("e2-responsiveness.toml");
     let t = |cc: &str| m[&format!("cc={cc}")]["flow.mptcp#0.sf1.convergence_s"];
-    // Fully coupled is at least twice as slow as LIA and Balia, as in the draft's Table 2.
-    // OLIA is slower, but by how much depends on the seed: its convergence is bimodal
-    // (about 13 to 20 s, or about 31 s while path 2 stays at a window of 3 and the delayed
-    // ACK doubles its RTT samples), and which mode a run falls in turns on nanosecond
-    // timing (docs/kernel-backend.md, E2).
+    // Fully coupled's path-2 window stays at about one packet: it never converges, so it
+    // has no convergence time (the equal-share band rule, docs/results-format.md), though
+    // its window is measured.
+    let coupled = &m["cc=fullycoupled"];
+    assert!(!coupled.contains_key("flow.mptcp#0.sf1.convergence_s"));
+    assert!(coupled["flow.mptcp#0.sf1.mean_cwnd_after_pkts"] < 2.0);
+    // OLIA is slower than LIA and Balia, but by how much depends on the seed: its
+    // convergence is bimodal (path 2 may stay at a small window while the delayed ACK
+    // doubles its RTT samples), and which mode a run falls in turns on nanosecond timing
+    // (docs/kernel-backend.md, E2).
     for fast in ["lia", "balia"] {
-        for (slow, factor) in [("olia", 1.2), ("fullycoupled", 2.0)] {
-            assert!(
-                factor * t(fast) <= t(slow),
-                "{fast} {:.1} s vs {slow} {:.1} s",
-                t(fast),
-                t(slow)
-            );
-        }
+        assert!(
+            1.2 * t(fast) <= t("olia"),
+            "{fast} {:.1} s vs olia {:.1} s",
+            t(fast),
+            t("olia")
+        );
     }
 }
 
