@@ -34,6 +34,9 @@ pub use wvegas::{Wvegas, WvegasParams, WvegasRound, WvegasState};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CaState {
     Open,
+    /// The window reduced without retransmissions (`TCP_CA_CWR`): here, after a tail loss
+    /// probe showed it repaired a loss; the sender returns to Open at once.
+    Cwr,
     /// Fast recovery after a loss found by SACK or duplicate ACKs.
     Recovery,
     /// After a retransmission timeout.

@@ -33,6 +33,28 @@ pub struct FlowMeter {
     /// Per flow, payload bytes its MPTCP connections sent again at the data level, when the
     /// backend measures it.
     reinjected: Option<Vec<u64>>,
+    /// Per flow, what its TCP senders did to recover losses, when the backend counts it.
+    loss_recovery: Option<Vec<LossRecovery>>,
+}
+
+/// What a flow's TCP senders (all subflows of all its connections) did to recover losses
+/// over the whole run, the warm-up included.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LossRecovery {
+    /// Segments sent again (`tcpi_total_retrans`).
+    pub retransmitted_segments: u64,
+    /// Retransmission timeouts (`TcpExtTCPTimeouts`).
+    pub timeouts: u64,
+    /// Tail loss probes (`TcpExtTCPLossProbes`).
+    pub loss_probes: u64,
+}
+
+impl std::ops::AddAssign for LossRecovery {
+    fn add_assign(&mut self, o: LossRecovery) {
+        self.retransmitted_segments += o.retransmitted_segments;
+        self.timeouts += o.timeouts;
+        self.loss_probes += o.loss_probes;
+    }
 }
 
 /// Subflow counters kept in a flow's `FlowCounters` (MPTCP's usual two; more spill over).
@@ -119,6 +141,7 @@ impl FlowMeter {
             cwnd: per_subflow(),
             rtt_ms: per_subflow(),
             reinjected: None,
+            loss_recovery: None,
         }
     }
 
@@ -127,6 +150,13 @@ impl FlowMeter {
     pub fn reinjected(&mut self, flow: usize, bytes: u64) {
         let n = self.counters.len();
         self.reinjected.get_or_insert_with(|| vec![0; n])[flow] += bytes;
+    }
+
+    /// `flow`'s connections recovered losses as `counts` says, over the whole run.
+    pub fn loss_recovery(&mut self, flow: usize, counts: LossRecovery) {
+        let n = self.counters.len();
+        self.loss_recovery
+            .get_or_insert_with(|| vec![LossRecovery::default(); n])[flow] += counts;
     }
 
     /// New data arrived on subflow `k` of `flow` (counted once, not for duplicates).
@@ -276,6 +306,19 @@ impl FlowMeter {
             );
             metrics.insert(metric(Quantity::GoodputStdMbps), std_dev(&goodputs));
             metrics.insert(metric(Quantity::Jain), jain(&goodputs));
+            if let Some(loss_recovery) = &self.loss_recovery {
+                let mut sum = LossRecovery::default();
+                for &i in &members {
+                    sum += loss_recovery[i];
+                }
+                for (q, v) in [
+                    (Quantity::RetransmittedSegments, sum.retransmitted_segments),
+                    (Quantity::Timeouts, sum.timeouts),
+                    (Quantity::LossProbes, sum.loss_probes),
+                ] {
+                    metrics.insert(metric(q), v as f64);
+                }
+            }
             if group.protocol == Protocol::Mptcp {
                 for k in 0..subflows(sc, g) {
                     let per_flow: Vec<f64> = members

@@ -22,6 +22,9 @@ pub fn quantity(q: Quantity) -> &'static str {
         Quantity::Drops => "drops (packets)",
         Quantity::MeanQueuePkts => "mean queue (packets)",
         Quantity::ReinjectedBytes => "data sent again at the data level (bytes)",
+        Quantity::RetransmittedSegments => "segments retransmitted",
+        Quantity::Timeouts => "retransmission timeouts",
+        Quantity::LossProbes => "tail loss probes",
     }
 }
 

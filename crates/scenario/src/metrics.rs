@@ -72,10 +72,17 @@ pub enum Quantity {
     /// MPTCP: payload bytes sent again at the data level (a rewind after a subflow went
     /// stale, or the data-level retransmission timer), data the receiver may already hold.
     ReinjectedBytes,
+    /// Segments the subflows' TCP senders sent again (fast retransmissions, after
+    /// timeouts, tail loss probes that re-send): Linux's `tcpi_total_retrans`.
+    RetransmittedSegments,
+    /// The subflows' retransmission timeouts (Linux's `TcpExtTCPTimeouts`).
+    Timeouts,
+    /// Tail loss probes the subflows sent (`TcpExtTCPLossProbes`).
+    LossProbes,
 }
 
 impl Quantity {
-    pub const ALL: [Quantity; 15] = [
+    pub const ALL: [Quantity; 18] = [
         Quantity::GoodputMbps,
         Quantity::GoodputMbpsPerFlow,
         Quantity::GoodputStdMbps,
@@ -91,6 +98,9 @@ impl Quantity {
         Quantity::Drops,
         Quantity::MeanQueuePkts,
         Quantity::ReinjectedBytes,
+        Quantity::RetransmittedSegments,
+        Quantity::Timeouts,
+        Quantity::LossProbes,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -110,6 +120,9 @@ impl Quantity {
             Quantity::Drops => "drops",
             Quantity::MeanQueuePkts => "mean_queue_pkts",
             Quantity::ReinjectedBytes => "reinjected_bytes",
+            Quantity::RetransmittedSegments => "retransmitted_segments",
+            Quantity::Timeouts => "timeouts",
+            Quantity::LossProbes => "loss_probes",
         }
     }
 

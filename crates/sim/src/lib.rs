@@ -65,6 +65,7 @@ pub fn run(sc: &Scenario, seed: u64, mut progress: impl FnMut(f64)) -> RunResult
     let packet_hops = world.packet_hops;
     let fct = world.completion_times();
     let reinjected = world.reinjected_bytes();
+    let loss_recovery = world.loss_recovery();
     let slots = world::slots(&world.flows);
     let world::World {
         mut meter,
@@ -74,6 +75,9 @@ pub fn run(sc: &Scenario, seed: u64, mut progress: impl FnMut(f64)) -> RunResult
     } = world;
     for (flow, bytes) in reinjected.into_iter().enumerate() {
         meter.reinjected(flow, bytes);
+    }
+    for (flow, counts) in loss_recovery.into_iter().enumerate() {
+        meter.loss_recovery(flow, counts);
     }
     let mut measured = meter.finish(sc, &slots, &fct);
     measured.extend(link_meter.finish(sc, &fabric.links, Some(&fabric.routes)));

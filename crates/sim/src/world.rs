@@ -547,7 +547,9 @@ impl<'s> World<'s> {
     fn close(&mut self, c: ConnId) {
         let slot = &mut self.conns[c.index()];
         if let Some(client) = &slot.client {
-            self.flows[slot.flow.index()].reinjected_bytes += client.reinjected_bytes();
+            let flow = &mut self.flows[slot.flow.index()];
+            flow.reinjected_bytes += client.reinjected_bytes();
+            flow.loss_recovery += client.loss_recovery();
         }
         if let (Some(selection), Some(client)) =
             (&mut self.flows[slot.flow.index()].selection, &slot.client)
@@ -571,6 +573,17 @@ impl<'s> World<'s> {
             }
         }
         bytes
+    }
+
+    /// How each flow's TCP senders recovered losses, closed connections and open ones.
+    pub fn loss_recovery(&self) -> Vec<measure::LossRecovery> {
+        let mut counts: Vec<_> = self.flows.iter().map(|f| f.loss_recovery).collect();
+        for slot in &self.conns {
+            if let Some(client) = &slot.client {
+                counts[slot.flow.index()] += client.loss_recovery();
+            }
+        }
+        counts
     }
 
     /// Each flow's completion time, seconds (finite transfers that finished).

@@ -16,6 +16,8 @@ const BUCKET_WIDTH: Nanos = 1 << BUCKET_SHIFT;
 /// Buckets in the ring: 4096 of them cover about 4.3 s ahead of the horizon.
 const BUCKETS: usize = 4096;
 const SPAN: Nanos = BUCKET_WIDTH * BUCKETS as Nanos;
+/// Events each bucket has room for before it first grows.
+const BUCKET_CAPACITY: usize = 8;
 
 pub(super) struct Calendar<E> {
     /// Events due before `horizon`, in (time, sequence) order.
@@ -38,7 +40,9 @@ impl<E> Default for Calendar<E> {
     fn default() -> Self {
         Calendar {
             near: BinaryHeap::new(),
-            buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
+            buckets: (0..BUCKETS)
+                .map(|_| Vec::with_capacity(BUCKET_CAPACITY))
+                .collect(),
             in_buckets: 0,
             far: BinaryHeap::new(),
             horizon: 0,

@@ -8,7 +8,7 @@ use crate::ids::{ConnId, SubflowId};
 use crate::mptcp::retransmit::{self, Retransmission};
 use crate::mptcp::{DataSender, PathManager, Scheduler, linger};
 use crate::packet::{HEADER_BYTES, Kind, MSS, Packet};
-use crate::tcp::{CaState, RtoUpdate, Sender};
+use crate::tcp::{CaState, Probe, Sender, TimerAction};
 use mptcp_cc::{Ack, CongestionControl, SubflowView};
 use net::Nanos;
 use scenario::spec::SchedulerKind;
@@ -33,6 +33,8 @@ pub struct Client {
     control: VecDeque<Packet>,
     /// Subflows that sent data in the current sending pass, a bit each.
     pass_sent: u32,
+    /// Subflows that sent new data (at their level) in the current sending pass.
+    pass_sent_new: u32,
     /// The scheduler placed data-level segments in the current sending pass.
     pass_scheduled: bool,
     /// MPTCP: the data-level timer's interval, read when data was last scheduled.
@@ -75,6 +77,7 @@ impl Client {
             timers: TimerTable::default(),
             control: VecDeque::new(),
             pass_sent: 0,
+            pass_sent_new: 0,
             pass_scheduled: false,
             data_timer_interval: crate::tcp::rtt::MIN_RTO,
             data_retransmit: None,
@@ -116,7 +119,7 @@ impl Client {
                     self.subflows[s].tx.rtt.backoff += 1;
                     self.send_join_ack(s, now);
                 }
-                SubflowState::Established => self.on_rto(s, now),
+                SubflowState::Established => self.on_transmission_timer(s, now),
                 SubflowState::Idle | SubflowState::Failed => {}
             }
         }
@@ -181,6 +184,19 @@ impl Client {
     pub fn reinjected_bytes(&self) -> u64 {
         let first_sends: u64 = self.subflows.iter().map(|sf| sf.tx.snd_nxt).sum();
         first_sends.saturating_sub(self.data.nxt) * MSS as u64
+    }
+
+    /// How its subflows' TCP senders recovered losses so far.
+    pub fn loss_recovery(&self) -> measure::LossRecovery {
+        let mut counts = measure::LossRecovery::default();
+        for sf in &self.subflows {
+            counts += measure::LossRecovery {
+                retransmitted_segments: sf.tx.retransmits,
+                timeouts: sf.tx.timeouts,
+                loss_probes: sf.tx.loss_probes,
+            };
+        }
+        counts
     }
 
     /// When the data-level retransmission timer is due, if it runs.
@@ -268,11 +284,11 @@ impl Client {
                 self.restart_data_level_timer(now);
             }
         }
+        if res.probe_repaired_loss {
+            self.reduce_after_probe(s, ack.snd_una);
+        }
         if res.loss_detected {
-            self.collect_views();
-            let ssthresh = self.cc.ssthresh(&self.views, s);
-            self.subflows[s].tx.enter_recovery(ssthresh);
-            self.cc.set_state(s, CaState::Recovery, ack.snd_una);
+            self.enter_recovery(s, ack.snd_una);
         } else if res.acked > 0 && self.subflows[s].tx.state != CaState::Recovery {
             self.collect_views();
             let w = self.cc.cong_avoid(&self.views, s, &ack);
@@ -280,12 +296,7 @@ impl Client {
             tx.set_cwnd(w.cwnd);
             tx.ssthresh = w.ssthresh.max(1.0);
         }
-        let rto = now + self.subflows[s].tx.rtt.rto();
-        match res.rto {
-            RtoUpdate::Restart => self.timers.set(s, rto),
-            RtoUpdate::Keep => self.timers.arm(s, rto),
-            RtoUpdate::Stop => self.timers.stop(s),
-        }
+        self.sync_timer(s);
         if first_data_ack && res.acked > 0 && s == 0 && self.mptcp {
             for k in self.path_manager.on_fully_established() {
                 self.send_syn(k, now);
@@ -293,16 +304,60 @@ impl Client {
         }
     }
 
-    /// The retransmission timer of established subflow `s` fired.
-    fn on_rto(&mut self, s: usize, now: Nanos) {
+    /// The transmission timer of established subflow `s` fired: a retransmission
+    /// timeout, RACK's reordering timeout, or a tail loss probe.
+    fn on_transmission_timer(&mut self, s: usize, now: Nanos) {
+        let new_data = self.probe_has_new_data(s);
+        let una = self.subflows[s].tx.snd_una;
+        match self.subflows[s].tx.on_timer(now, new_data) {
+            TimerAction::Timeout => {
+                self.collect_views();
+                let ssthresh = self.cc.ssthresh(&self.views, s);
+                self.subflows[s].tx.on_rto(now, ssthresh);
+                self.cc.set_state(s, CaState::Loss, una);
+            }
+            TimerAction::EnterRecovery => self.enter_recovery(s, una),
+            TimerAction::Probe | TimerAction::None => {}
+        }
+        self.sync_timer(s);
+    }
+
+    /// Whether subflow `s` has data it has not sent, which a tail loss probe sends rather
+    /// than a segment again (`tcp_send_head()` within the peer's window): a plain TCP
+    /// connection's unsent data; an MPTCP subflow's queue under Linux's scheduler (the
+    /// other schedulers hand a subflow data only as its window opens).
+    fn probe_has_new_data(&mut self, s: usize) -> bool {
+        if self.mptcp {
+            !self.subflows[s].queue.is_empty()
+        } else {
+            self.data.has_data()
+        }
+    }
+
+    /// Loss found on subflow `s` outside recovery: the congestion control's threshold, and
+    /// fast recovery.
+    fn enter_recovery(&mut self, s: usize, snd_una: u64) {
         self.collect_views();
         let ssthresh = self.cc.ssthresh(&self.views, s);
-        let tx = &mut self.subflows[s].tx;
-        tx.on_rto(ssthresh);
-        let una = tx.snd_una;
-        let rto = tx.rtt.rto();
-        self.cc.set_state(s, CaState::Loss, una);
-        self.timers.set(s, now + rto);
+        self.subflows[s].tx.enter_recovery(ssthresh);
+        self.cc.set_state(s, CaState::Recovery, snd_una);
+    }
+
+    /// A tail loss probe on subflow `s` repaired a loss: one reduction, in and out of CWR.
+    fn reduce_after_probe(&mut self, s: usize, snd_una: u64) {
+        self.collect_views();
+        let ssthresh = self.cc.ssthresh(&self.views, s);
+        self.subflows[s].tx.reduce_after_probe(ssthresh);
+        self.cc.set_state(s, CaState::Cwr, snd_una);
+        self.cc.set_state(s, CaState::Open, snd_una);
+    }
+
+    /// The timer table follows subflow `s`'s transmission timer.
+    fn sync_timer(&mut self, s: usize) {
+        match self.subflows[s].tx.timer_deadline() {
+            Some(at) => self.timers.set(s, at),
+            None => self.timers.stop(s),
+        }
     }
 
     /// The data level advanced: the timer starts over, or stops when everything written
@@ -343,7 +398,13 @@ impl Client {
             if !self.subflows[s].is_established() {
                 continue;
             }
-            if let Some(seq) = self.subflows[s].tx.next_retransmit() {
+            if self.subflows[s].tx.probe().is_some() {
+                if let Some(p) = self.send_probe(s, now) {
+                    return Some(p);
+                }
+                continue;
+            }
+            if let Some(seq) = self.subflows[s].tx.next_retransmit(now) {
                 let dsn = self.subflows[s].tx.dsn_of(seq);
                 return Some(self.data_packet(s, seq, dsn, now));
             }
@@ -360,8 +421,36 @@ impl Client {
         }
         let s = self.scheduler.pick(&self.subflows)?;
         let dsn = self.data.take();
-        let seq = self.subflows[s].tx.send_new(dsn);
+        let seq = self.subflows[s].tx.send_new(dsn, now);
         self.pass_scheduled = true;
+        self.pass_sent_new |= 1 << s;
+        Some(self.data_packet(s, seq, dsn, now))
+    }
+
+    /// Subflow `s`'s tail loss probe: a new segment whatever its window, if it has one
+    /// (taken from its queue, or for plain TCP from the application's data), or its last
+    /// segment again.
+    fn send_probe(&mut self, s: usize, now: Nanos) -> Option<Packet> {
+        let new_dsn = match self.subflows[s].tx.probe() {
+            Some(Probe::NewData) if self.mptcp => self.subflows[s].queue.pop(),
+            Some(Probe::NewData) if self.data.has_data() => Some(self.data.take()),
+            _ => None,
+        };
+        let tx = &mut self.subflows[s].tx;
+        let (seq, dsn) = match new_dsn {
+            Some(dsn) => {
+                let seq = tx.send_new(dsn, now);
+                tx.send_probe(now);
+                (seq, dsn)
+            }
+            None => {
+                let seq = tx.send_probe(now).or_else(|| {
+                    // The probe's new data went meanwhile: re-send the last segment.
+                    (tx.outstanding() > 0).then(|| tx.snd_nxt - 1)
+                })?;
+                (seq, tx.dsn_of(seq))
+            }
+        };
         Some(self.data_packet(s, seq, dsn, now))
     }
 
@@ -404,7 +493,8 @@ impl Client {
             .iter()
             .position(|sf| sf.can_send() && !sf.queue.is_empty())?;
         let dsn = self.subflows[s].queue.pop()?;
-        let seq = self.subflows[s].tx.send_new(dsn);
+        let seq = self.subflows[s].tx.send_new(dsn, now);
+        self.pass_sent_new |= 1 << s;
         Some(self.data_packet(s, seq, dsn, now))
     }
 
@@ -423,15 +513,18 @@ impl Client {
         let (s, dsn) = (r.subflow, r.dsns.start);
         r.dsns.start += 1;
         self.data.count_resent();
-        let seq = self.subflows[s].tx.send_new(dsn);
+        let seq = self.subflows[s].tx.send_new(dsn, now);
+        self.pass_sent_new |= 1 << s;
         Some(self.data_packet(s, seq, dsn, now))
     }
 
     /// After a sending pass: each established subflow that sent or is held by its window
     /// records its window use (Linux's `tcp_cwnd_validate()` after `tcp_write_xmit()`), and
-    /// one that sent arms its retransmission timer if it is not running.
+    /// one that sent new data schedules its tail loss probe; the timer table follows the
+    /// timers of those that sent.
     fn end_pass(&mut self, now: Nanos) {
         let sent = std::mem::take(&mut self.pass_sent);
+        let sent_new = std::mem::take(&mut self.pass_sent_new);
         if std::mem::take(&mut self.pass_scheduled) && self.mptcp {
             // Linux reads the interval as it schedules, before this pass's segments arm
             // any subflow timer, and arms the data-level timer if it is not running.
@@ -447,8 +540,14 @@ impl Client {
             if sent_here || !sf.tx.has_room() {
                 sf.tx.cwnd_validate();
             }
+            if sent_new & (1 << s) != 0 {
+                sf.tx.after_new_data(now);
+            }
             if sent_here {
-                self.timers.arm(s, now + sf.tx.rtt.rto());
+                match sf.tx.timer_deadline() {
+                    Some(at) => self.timers.set(s, at),
+                    None => self.timers.stop(s),
+                }
             }
         }
     }

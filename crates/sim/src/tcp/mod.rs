@@ -1,11 +1,12 @@
 //! The two halves of one TCP subflow, counted in segments of one MSS: the sender's scoreboard,
-//! recovery and RTT estimation, and the receiver's reassembly and ACK policy. A connection
+//! loss detection (RACK-TLP), recovery and RTT estimation, and the receiver's reassembly and ACK policy. A connection
 //! (`crate::connection`) holds one or more of them.
 
 pub mod pacing;
+pub mod rack;
 pub mod receiver;
 pub mod rtt;
 pub mod sender;
 
 pub use receiver::Receiver;
-pub use sender::{AckResult, CaState, RtoUpdate, Sender};
+pub use sender::{AckResult, CaState, Probe, Sender, TimerAction, XmitTimer};

@@ -38,6 +38,8 @@ pub struct FlowSource {
     pub remaining: u64,
     /// Payload bytes its closed connections sent again at the data level.
     pub reinjected_bytes: u64,
+    /// How its closed connections' TCP senders recovered losses.
+    pub loss_recovery: measure::LossRecovery,
 }
 
 impl FlowSource {
@@ -54,6 +56,7 @@ impl FlowSource {
             rng: flow.rng,
             fct_s: None,
             reinjected_bytes: 0,
+            loss_recovery: measure::LossRecovery::default(),
             path: 0,
             remaining: match group.traffic {
                 TrafficSpec::File { size } => size.bytes(MSS as u64),
