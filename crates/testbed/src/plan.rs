@@ -299,6 +299,16 @@ mod tests {
     use super::Plan;
     use scenario::{LoadOptions, load_str};
 
+    /// The scenario in `text` and its plan.
+    fn planned(text: &str) -> (scenario::Scenario, Plan) {
+        let opts = LoadOptions {
+            overrides: Vec::new(),
+        };
+        let sc = load_str(text, "t.toml".as_ref(), &opts).unwrap().remove(0);
+        let plan = Plan::new(&sc).unwrap();
+        (sc, plan)
+    }
+
     /// E5.4's shape: a client on WiFi and 3G, a server reached through both.
     const TWO_ACCESS: &str = r#"
 [scenario]
@@ -348,13 +358,7 @@ to = "server"
 
     #[test]
     fn a_path_is_chosen_by_its_source_interface_whatever_address_of_the_host_it_is_for() {
-        let opts = LoadOptions {
-            overrides: Vec::new(),
-        };
-        let sc = load_str(TWO_ACCESS, "t.toml".as_ref(), &opts)
-            .unwrap()
-            .remove(0);
-        let plan = Plan::new(&sc).unwrap();
+        let (sc, plan) = planned(TWO_ACCESS);
         let addr = |iface: &str| -> u32 {
             plan.ports
                 .iter()
@@ -379,5 +383,87 @@ to = "server"
         assert_eq!(links((ppp0, server_ap)), ["3g", "cell-server"]);
         assert_eq!(links((server_ap, ppp0)), ["cell-server", "3g"]);
         assert_eq!(links((server_ap, wlan0)), ["ap-server", "wifi"]);
+    }
+
+    /// E6's shape: an edge host behind one access link, two uplinks to the Internet.
+    const TWO_UPLINKS: &str = r#"
+[scenario]
+name = "two-uplinks"
+duration = "10s"
+[[node]]
+name = "edge"
+kind = "host"
+[[node]]
+name = "core"
+kind = "router"
+[[node]]
+name = "up1"
+kind = "router"
+[[node]]
+name = "up2"
+kind = "router"
+[[node]]
+name = "internet"
+kind = "host"
+[[link]]
+a = "edge"
+b = "core"
+rate = "1Gbps"
+delay = "1ms"
+[[link]]
+a = "core"
+b = "up1"
+rate = "1Gbps"
+delay = "1ms"
+[[link]]
+a = "core"
+b = "up2"
+rate = "1Gbps"
+delay = "1ms"
+[[link]]
+name = "uplink1"
+a = "up1"
+b = "internet"
+rate = "10Mbps"
+delay = "10ms"
+[[link]]
+name = "uplink2"
+a = "up2"
+b = "internet"
+rate = "10Mbps"
+delay = "10ms"
+[[flow]]
+name = "sources"
+from = "edge"
+to = "internet"
+paths = [["up2"], ["up1"]]
+select = { kind = "weighted-rtt" }
+traffic = { kind = "onoff", burst = "1s", idle = "1s" }
+"#;
+
+    #[test]
+    fn each_matcp_path_has_an_address_whose_packets_take_its_route_both_ways() {
+        let (sc, plan) = planned(TWO_UPLINKS);
+        let edge = scenario::model::NodeId(0);
+        let paths = plan.path_addrs_of(edge);
+        assert_eq!(paths.len(), 2);
+        let own: u32 = plan.ports_of(edge).next().unwrap().addr.into();
+        assert!(paths.iter().all(|&a| u32::from(a) != own));
+        let links = |pair: (u32, u32)| -> Vec<String> {
+            plan.routes[plan.by_pair[&pair] as usize]
+                .hops
+                .iter()
+                .map(|&d| sc.links[d.link()].name.clone())
+                .collect()
+        };
+        // Path 0 is the group's first (via up2), whichever of the Internet's addresses the
+        // connection goes to; its packets come back the same way.
+        for internet in plan.ports_of(scenario::model::NodeId(4)) {
+            let i: u32 = internet.addr.into();
+            assert_eq!(links((paths[0].into(), i))[2], "uplink2");
+            assert_eq!(links((paths[1].into(), i))[2], "uplink1");
+            assert_eq!(links((i, paths[0].into()))[0], "uplink2");
+            assert_eq!(links((i, paths[1].into()))[0], "uplink1");
+        }
     }
 }
