@@ -118,6 +118,7 @@ pub fn run(action: MatcpAction) -> Result<bool> {
                     Some(c) => c,
                     None => install::cgroup2_root()?,
                 },
+                cwnd_clamp: None,
             };
             config.validate()?;
             check_paths(&config.paths, check_dst)?;

@@ -245,6 +245,60 @@ fn new_connections_leave_the_loaded_uplink_under_each_selector() {
 }
 
 #[test]
+fn the_refresh_constant_resets_every_measure_after_r_choices_of_one_path() {
+    let test = "the_refresh_constant_resets_every_measure_after_r_choices_of_one_path";
+    let Some((_turn, baseline, up)) = setup(test, "refresh", None) else {
+        return;
+    };
+    // R = 3 with `rtt`: once both paths are measured the unloaded path 0 wins, until its
+    // third choice in a row resets every measure (the paper's refresh, docs/algorithms.md).
+    // That connection then measures path 0 again when it ends, while path 1, unmeasured,
+    // counts as 0 and takes the next one: without R it never would (the test above).
+    const R: usize = 3;
+    const N: usize = 14;
+    up.install(&[
+        "--selector",
+        "rtt",
+        "--refresh",
+        &R.to_string(),
+        "--path",
+        &format!("{PATH0},{PATH1}"),
+    ]);
+    let mut placed: Vec<String> = Vec::new();
+    let mut refreshes = 0;
+    for _ in 0..N {
+        placed.extend(sources(&up.connect(SERVER, 1, 40_000)));
+        let status = up.status();
+        let run = placed.iter().rev().take_while(|s| *s == PATH0).count();
+        assert!(run <= R, "{run} choices of path 0 in a row: {placed:?}");
+        if run == R {
+            // Reset at the R-th choice; the connection that made it has measured path 0
+            // since, path 1 not.
+            refreshes += 1;
+            assert_eq!(status["in_a_row"], 0, "{status}");
+            assert!(status["paths"][1]["measure"].is_null(), "{status}");
+            assert!(status["paths"][0]["measure"].is_number(), "{status}");
+        } else if placed.len() > R + 2 && placed.ends_with(&[PATH0.to_string()]) {
+            assert_eq!(status["in_a_row"], run as u64, "{placed:?} {status}");
+        }
+    }
+    up.remove();
+    eprintln!("{placed:?}");
+    // After R choices of path 0 the next goes to path 1: the pattern 0, 0, 0, 1 repeats.
+    for (i, w) in placed.windows(R + 1).enumerate() {
+        if w[..R].iter().all(|s| s == PATH0) && i + R < placed.len() {
+            assert_eq!(w[R], PATH1, "after {R} on path 0: {placed:?}");
+        }
+    }
+    assert!(
+        refreshes >= 2,
+        "{refreshes} refreshes in {N} connections: {placed:?}"
+    );
+    drop(up);
+    assert_eq!(programs_beyond(&baseline, PATIENCE), Vec::<u32>::new());
+}
+
+#[test]
 fn weighted_rtt_frequencies_follow_equation_2() {
     let test = "weighted_rtt_frequencies_follow_equation_2";
     // Path 0 limited too, so that both RTTs are milliseconds and path 1's weight is not

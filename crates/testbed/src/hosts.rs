@@ -17,6 +17,8 @@ use std::net::Ipv4Addr;
 
 /// Tables 100 + i hold interface i's default route; rules sit at 1000 + i.
 const RULE_PRIORITY: u32 = 1000;
+/// MATCP path addresses' rules: 1100 + the path's index.
+const PATH_RULE_PRIORITY: u32 = 1100;
 
 /// The hosts, up. Dropping it deletes the namespaces (and with them every socket, route
 /// and endpoint); the TUN devices go with the emulator that holds them.
@@ -54,6 +56,9 @@ struct HostSetup {
     multipath: bool,
     /// ndiffports: (index into `ports`, server ports) announced as `signal` endpoints.
     signal: Option<(usize, Vec<u16>)>,
+    /// MATCP: (path address, index into `ports` of the interface it leaves by), in path
+    /// order.
+    path_addrs: Vec<(Ipv4Addr, usize)>,
 }
 
 impl HostSetup {
@@ -87,6 +92,13 @@ impl HostSetup {
             rtnl.add_rule(p.addr, p.table, RULE_PRIORITY + i as u32)?;
             tuns.push(tun);
             indices.push(index);
+        }
+        // A connection the MATCP program bound to a path's address leaves by the rule of
+        // that address (policy routing, as for an interface's own address); the emulator
+        // then carries it along the path's route.
+        for (k, &(addr, i)) in self.path_addrs.iter().enumerate() {
+            rtnl.add_address(indices[i], addr, 32)?;
+            rtnl.add_rule(addr, self.ports[i].table, PATH_RULE_PRIORITY + k as u32)?;
         }
         for (dst, via) in &self.main_routes {
             let quickack = self.quickack_peers.contains(dst);
@@ -169,6 +181,9 @@ impl Hosts {
                 for &t in theirs {
                     main_routes.push((plan.ports[t].addr, via));
                 }
+                for a in plan.path_addrs.iter().filter(|a| a.node == *other) {
+                    main_routes.push((a.addr, via));
+                }
             }
             let signal = ndiffports
                 .server(*node)
@@ -180,7 +195,15 @@ impl Hosts {
                     anyhow::Ok((i, s.ports()))
                 })
                 .transpose()?;
+            let mut path_addrs: Vec<&crate::plan::PathAddr> =
+                plan.path_addrs.iter().filter(|a| a.node == *node).collect();
+            path_addrs.sort_by_key(|a| a.path);
+            let path_addrs = path_addrs
+                .into_iter()
+                .map(|a| (a.addr, mine.iter().position(|&p| p == a.port).unwrap_or(0)))
+                .collect();
             let setup = HostSetup {
+                path_addrs,
                 // An ndiffports client's subflows all leave from its first path's interface.
                 multipath: ports.len() > 1 && !ndiffports.is_client(*node),
                 signal,

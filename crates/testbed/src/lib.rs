@@ -18,6 +18,7 @@ pub mod netns;
 pub mod network;
 pub mod nstat;
 pub mod plan;
+pub mod received;
 pub mod sockinfo;
 
 pub use netns::{Netns, tbf, veth};

@@ -6,6 +6,7 @@ use crate::emu::{Clock, EmuConfig, EmuReport, Emulator};
 use crate::hosts::Hosts;
 use crate::netns::Netns;
 use crate::plan::Plan;
+use crate::received::ReceivedPerRoute;
 use anyhow::{Context, Result, anyhow, bail};
 use scenario::Scenario;
 use std::net::Ipv4Addr;
@@ -19,6 +20,8 @@ pub struct Network {
     clock: Clock,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<Result<EmuReport>>>,
+    /// Per-route payload the receivers count, when every flow is plain TCP.
+    pub received: Option<Arc<ReceivedPerRoute>>,
     // Last: the namespaces go after the emulator has let go of their devices.
     pub hosts: Hosts,
 }
@@ -28,7 +31,15 @@ impl Network {
     pub fn start(sc: &Scenario, config: EmuConfig) -> Result<Network> {
         let plan = Plan::new(sc)?;
         let (hosts, tuns) = Hosts::create(sc, &plan)?;
-        let emu = Emulator::new(sc, &plan, tuns, config)?;
+        let mut emu = Emulator::new(sc, &plan, tuns, config)?;
+        let received = sc
+            .flows
+            .iter()
+            .all(|f| f.protocol == scenario::spec::Protocol::Tcp)
+            .then(|| Arc::new(ReceivedPerRoute::new(&plan, sc.measure.warmup.nanos())));
+        if let Some(r) = &received {
+            emu.count_received(r.clone());
+        }
         let clock = emu.clock();
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
@@ -42,6 +53,7 @@ impl Network {
             clock,
             stop,
             thread: Some(thread),
+            received,
             hosts,
         })
     }

@@ -39,6 +39,23 @@ pub struct Plan {
     pub route_source: Vec<NodeId>,
     /// (source address, destination address) -> route id.
     pub by_pair: HashMap<(u32, u32), u32>,
+    /// The addresses of MATCP's paths (flow groups with `select`): one per path of the
+    /// source host, the route of each found by its address.
+    pub path_addrs: Vec<PathAddr>,
+}
+
+/// A source address that stands for one of a MATCP source's paths: a connection bound to
+/// it (by the `cgroup/connect4` program) takes that path's route, whichever interface the
+/// host sends it out of. MATCP's paths may leave a host by one interface (E6: an edge
+/// router's uplinks behind one access link), so an interface's address cannot name them.
+#[derive(Clone, Debug)]
+pub struct PathAddr {
+    pub node: NodeId,
+    /// Index into `Plan::ports` of the interface the path leaves by.
+    pub port: usize,
+    /// The path's index among its group's `paths`.
+    pub path: usize,
+    pub addr: Ipv4Addr,
 }
 
 /// Which end of a route stands for every address of its host.
@@ -47,6 +64,10 @@ enum Wildcard {
     Source,
     Destination,
 }
+
+/// First last octet of MATCP path addresses: `10.<link / 256>.<link % 256>.<16 + 2 path +
+/// side>`, beside the interface's own `.1` or `.2`, up to 8 paths (MATCP_MAX_PATHS).
+const PATH_OCTET: u8 = 16;
 
 /// `10.<link / 256>.<link % 256>.<1 for side a, 2 for side b>`.
 fn address(out_dir: DirId) -> Ipv4Addr {
@@ -99,7 +120,9 @@ impl Plan {
             route_exit: Vec::new(),
             route_source: Vec::new(),
             by_pair: HashMap::new(),
+            path_addrs: Vec::new(),
         };
+        plan.add_path_addrs(sc)?;
         // A path is named by the interface it leaves the flow's source from, as in the
         // simulator: whichever address of the destination host a packet is for (a join goes
         // to the address the connection started with), it takes the path of its source
@@ -134,6 +157,63 @@ impl Plan {
         Ok(plan)
     }
 
+    /// One address per path of every host whose flows select their path per connection,
+    /// and the route of each (both ways) for every address of the destination host. A
+    /// host's groups share the addresses of equal paths (one installation per host).
+    fn add_path_addrs(&mut self, sc: &Scenario) -> Result<()> {
+        for g in sc.flows.iter().filter(|g| g.select.is_some()) {
+            for (k, r) in g.paths.iter().enumerate() {
+                if k >= 8 {
+                    bail!("flow group `{}`: at most 8 paths to select among", g.name);
+                }
+                let (Some(&first), Some(to)) = (r.hops.first(), self.ends(r).map(|e| e.1)) else {
+                    continue;
+                };
+                let Some(port) = self
+                    .ports
+                    .iter()
+                    .position(|p| p.node == g.src && p.out_dir == first)
+                else {
+                    bail!("flow group `{}`: a path leaves from no interface", g.name);
+                };
+                if self
+                    .path_addrs
+                    .iter()
+                    .any(|a| a.node == g.src && a.path == k)
+                {
+                    continue;
+                }
+                let base = self.ports[port].addr.octets();
+                let addr = Ipv4Addr::new(
+                    base[0],
+                    base[1],
+                    base[2],
+                    PATH_OCTET + 2 * k as u8 + base[3] - 1,
+                );
+                self.path_addrs.push(PathAddr {
+                    node: g.src,
+                    port,
+                    path: k,
+                    addr,
+                });
+                let dsts: Vec<u32> = self
+                    .ports_of(self.ports[to].node)
+                    .map(|p| p.addr.into())
+                    .collect();
+                self.add_route_between(r.clone(), port, to, &[addr.into()], &dsts);
+                self.add_route_between(r.reversed(), to, port, &dsts, &[addr.into()]);
+            }
+        }
+        Ok(())
+    }
+
+    /// The path addresses of `node`, in path order.
+    pub fn path_addrs_of(&self, node: NodeId) -> Vec<Ipv4Addr> {
+        let mut mine: Vec<&PathAddr> = self.path_addrs.iter().filter(|a| a.node == node).collect();
+        mine.sort_by_key(|a| a.path);
+        mine.into_iter().map(|a| a.addr).collect()
+    }
+
     /// The port a route leaves from, and the one it arrives at.
     fn ends(&self, r: &Route) -> Option<(usize, usize)> {
         let first = *r.hops.first()?;
@@ -160,10 +240,16 @@ impl Plan {
         };
         let srcs = addrs_of(from, wildcard == Wildcard::Source);
         let dsts = addrs_of(to, wildcard == Wildcard::Destination);
+        self.add_route_between(r, from, to, &srcs, &dsts);
+    }
+
+    /// Adds route `r`, from port `from` to port `to`, for the pairs of `srcs` and `dsts`
+    /// that have none yet.
+    fn add_route_between(&mut self, r: Route, from: usize, to: usize, srcs: &[u32], dsts: &[u32]) {
         let id = self.routes.len() as u32;
         let mut used = false;
-        for &s in &srcs {
-            for &d in &dsts {
+        for &s in srcs {
+            for &d in dsts {
                 if let std::collections::hash_map::Entry::Vacant(e) = self.by_pair.entry((s, d)) {
                     e.insert(id);
                     used = true;
@@ -212,6 +298,16 @@ impl Plan {
 mod tests {
     use super::Plan;
     use scenario::{LoadOptions, load_str};
+
+    /// The scenario in `text` and its plan.
+    fn planned(text: &str) -> (scenario::Scenario, Plan) {
+        let opts = LoadOptions {
+            overrides: Vec::new(),
+        };
+        let sc = load_str(text, "t.toml".as_ref(), &opts).unwrap().remove(0);
+        let plan = Plan::new(&sc).unwrap();
+        (sc, plan)
+    }
 
     /// E5.4's shape: a client on WiFi and 3G, a server reached through both.
     const TWO_ACCESS: &str = r#"
@@ -262,13 +358,7 @@ to = "server"
 
     #[test]
     fn a_path_is_chosen_by_its_source_interface_whatever_address_of_the_host_it_is_for() {
-        let opts = LoadOptions {
-            overrides: Vec::new(),
-        };
-        let sc = load_str(TWO_ACCESS, "t.toml".as_ref(), &opts)
-            .unwrap()
-            .remove(0);
-        let plan = Plan::new(&sc).unwrap();
+        let (sc, plan) = planned(TWO_ACCESS);
         let addr = |iface: &str| -> u32 {
             plan.ports
                 .iter()
@@ -293,5 +383,87 @@ to = "server"
         assert_eq!(links((ppp0, server_ap)), ["3g", "cell-server"]);
         assert_eq!(links((server_ap, ppp0)), ["cell-server", "3g"]);
         assert_eq!(links((server_ap, wlan0)), ["ap-server", "wifi"]);
+    }
+
+    /// E6's shape: an edge host behind one access link, two uplinks to the Internet.
+    const TWO_UPLINKS: &str = r#"
+[scenario]
+name = "two-uplinks"
+duration = "10s"
+[[node]]
+name = "edge"
+kind = "host"
+[[node]]
+name = "core"
+kind = "router"
+[[node]]
+name = "up1"
+kind = "router"
+[[node]]
+name = "up2"
+kind = "router"
+[[node]]
+name = "internet"
+kind = "host"
+[[link]]
+a = "edge"
+b = "core"
+rate = "1Gbps"
+delay = "1ms"
+[[link]]
+a = "core"
+b = "up1"
+rate = "1Gbps"
+delay = "1ms"
+[[link]]
+a = "core"
+b = "up2"
+rate = "1Gbps"
+delay = "1ms"
+[[link]]
+name = "uplink1"
+a = "up1"
+b = "internet"
+rate = "10Mbps"
+delay = "10ms"
+[[link]]
+name = "uplink2"
+a = "up2"
+b = "internet"
+rate = "10Mbps"
+delay = "10ms"
+[[flow]]
+name = "sources"
+from = "edge"
+to = "internet"
+paths = [["up2"], ["up1"]]
+select = { kind = "weighted-rtt" }
+traffic = { kind = "onoff", burst = "1s", idle = "1s" }
+"#;
+
+    #[test]
+    fn each_matcp_path_has_an_address_whose_packets_take_its_route_both_ways() {
+        let (sc, plan) = planned(TWO_UPLINKS);
+        let edge = scenario::model::NodeId(0);
+        let paths = plan.path_addrs_of(edge);
+        assert_eq!(paths.len(), 2);
+        let own: u32 = plan.ports_of(edge).next().unwrap().addr.into();
+        assert!(paths.iter().all(|&a| u32::from(a) != own));
+        let links = |pair: (u32, u32)| -> Vec<String> {
+            plan.routes[plan.by_pair[&pair] as usize]
+                .hops
+                .iter()
+                .map(|&d| sc.links[d.link()].name.clone())
+                .collect()
+        };
+        // Path 0 is the group's first (via up2), whichever of the Internet's addresses the
+        // connection goes to; its packets come back the same way.
+        for internet in plan.ports_of(scenario::model::NodeId(4)) {
+            let i: u32 = internet.addr.into();
+            assert_eq!(links((paths[0].into(), i))[2], "uplink2");
+            assert_eq!(links((paths[1].into(), i))[2], "uplink1");
+            assert_eq!(links((i, paths[0].into()))[0], "uplink2");
+            assert_eq!(links((i, paths[1].into()))[0], "uplink1");
+        }
     }
 }

@@ -34,6 +34,9 @@ char _license[] SEC("license") = "Dual MIT/GPL";
 #define MATCP_SOCK_STREAM 1
 #define MATCP_IPPROTO_TCP 6
 #define MATCP_TCP_CLOSE 7 /* BPF_TCP_CLOSE */
+/* include/uapi/linux/tcp.h and bpf.h: not in vmlinux.h, which has types only. */
+#define MATCP_SOL_TCP 6
+#define MATCP_TCP_BPF_SNDCWND_CLAMP 1002
 
 /* For the RTO, which the kernel keeps in jiffies. */
 extern unsigned int CONFIG_HZ __kconfig __weak;
@@ -131,6 +134,15 @@ static __always_inline void matcp_follow(struct bpf_sock_ops *skops, struct bpf_
 		return;
 	conn->path = path;
 	conn->timeouts = 0;
+	if (st->cwnd_clamp) {
+		/* A window limit (ns-2's window_, the simulator's cwnd clamp): Linux's
+		 * snd_cwnd_clamp, which no socket option sets (net/core/filter.c,
+		 * sol_tcp_sockopt: TCP_BPF_SNDCWND_CLAMP also sets ssthresh to it). */
+		int clamp = st->cwnd_clamp;
+
+		bpf_setsockopt(skops, MATCP_SOL_TCP, MATCP_TCP_BPF_SNDCWND_CLAMP, &clamp,
+			       sizeof(clamp));
+	}
 	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags |
 					 BPF_SOCK_OPS_STATE_CB_FLAG | BPF_SOCK_OPS_RTO_CB_FLAG);
 }

@@ -37,6 +37,8 @@ struct matcp_state {
 	u64 netns_cookie;           /* the network namespace whose addresses the paths are */
 	struct matcp_selection sel;
 	struct matcp_path_stats stats[MATCP_MAX_PATHS];
+	u32 cwnd_clamp;             /* snd_cwnd_clamp of every placed connection; 0: none */
+	u32 pad;
 };
 
 #endif /* MATCP_STATE_H */

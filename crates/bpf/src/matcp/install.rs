@@ -29,6 +29,8 @@ pub struct Config {
     pub refresh: Option<u32>,
     /// The cgroup v2 directory whose processes' connections are placed.
     pub cgroup: PathBuf,
+    /// A window limit for every placed connection (Linux's snd_cwnd_clamp), in segments.
+    pub cwnd_clamp: Option<u32>,
 }
 
 impl Config {
@@ -120,12 +122,13 @@ impl Matcp {
             reason,
         })?;
         std::fs::create_dir_all(&self.staging).map_err(io(&self.staging))?;
-        let state = State::new(
+        let mut state = State::new(
             config.selector,
             &config.paths,
             config.refresh,
             netns_cookie()?,
         );
+        state.cwnd_clamp = config.cwnd_clamp.unwrap_or(0);
         for mut map in obj.maps_mut() {
             if map.name() == STATE_MAP {
                 map.update(&0u32.to_ne_bytes(), state.as_bytes(), MapFlags::ANY)

@@ -86,6 +86,9 @@ pub struct State {
     pub netns_cookie: u64,
     pub sel: Selection,
     pub stats: [PathStats; MAX_PATHS],
+    /// snd_cwnd_clamp of every placed connection, in segments; 0: none.
+    pub cwnd_clamp: u32,
+    pub pad: u32,
 }
 
 impl State {

@@ -92,6 +92,7 @@ pub fn run(connections: usize, rounds: usize) -> Result<bool> {
         paths: vec!["10.9.1.1".parse()?, "10.9.2.1".parse()?],
         refresh: None,
         cgroup: cgroup.path.clone(),
+        cwnd_clamp: None,
     };
     let mut without = Vec::new();
     let mut with = Vec::new();

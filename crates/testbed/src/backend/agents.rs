@@ -47,6 +47,11 @@ pub struct FlowPlan {
     /// The flow's own random stream from the layout every backend shares (after its start
     /// jitter): the on/off burst and idle times are drawn from it, as in the simulator.
     pub rng: Xoshiro256PlusPlus,
+    /// MATCP: the threaded cgroup the sender joins, whose programs bind each of its
+    /// connections to a path's address (the sender binds none itself).
+    pub placed_by: Option<std::path::PathBuf>,
+    /// Where the receiver counts what it reads per route (per-link goodput).
+    pub received: Option<Arc<crate::received::ReceivedPerRoute>>,
 }
 
 /// What the agents of one flow share with the sampler.
@@ -121,7 +126,7 @@ pub fn start_receiver(
         while !stop.load(Ordering::Relaxed) {
             let mut fds = [PollFd::new(listener.as_fd(), PollFlags::POLLIN)];
             let _ = poll(&mut fds, PollTimeout::from(POLL.as_millis() as u16));
-            let (stream, _) = match listener.accept() {
+            let (stream, peer) = match listener.accept() {
                 Ok(c) => c,
                 Err(e) if is_transient(&e) => continue,
                 Err(e) => return Err(e).context("accepting a connection"),
@@ -132,8 +137,21 @@ pub fn start_receiver(
             let stream = Arc::new(stream);
             set_slot(&shared.receiving, Some(stream.clone()));
             let (shared, stop, start) = (shared.clone(), stop.clone(), plan.slot.start);
+            let per_route = match (&plan.received, peer.ip(), stream.local_addr()?.ip()) {
+                (Some(r), std::net::IpAddr::V4(p), std::net::IpAddr::V4(l)) => {
+                    r.route(p, l).map(|route| (r.clone(), route))
+                }
+                _ => None,
+            };
             readers.push(std::thread::spawn(move || {
-                read_all(&stream, &shared, &stop, clock, start, file_size)
+                let count = Counting {
+                    shared: &shared,
+                    per_route,
+                    clock,
+                    start,
+                    file_size,
+                };
+                read_all(&stream, &count, &stop)
             }));
         }
         for r in readers {
@@ -148,20 +166,39 @@ pub fn start_receiver(
     Ok(handle)
 }
 
-fn read_all(
-    mut stream: &TcpStream,
-    shared: &FlowShared,
-    stop: &AtomicBool,
+/// Where the bytes one connection delivers are counted.
+struct Counting<'a> {
+    shared: &'a FlowShared,
+    /// The route of the connection, when the run counts per route.
+    per_route: Option<(Arc<crate::received::ReceivedPerRoute>, u32)>,
     clock: Clock,
     start: u64,
     file_size: Option<u64>,
-) {
+}
+
+fn read_all(mut stream: &TcpStream, count: &Counting, stop: &AtomicBool) {
+    let Counting {
+        shared,
+        clock,
+        start,
+        file_size,
+        ..
+    } = *count;
     let mut buf = vec![0u8; 1 << 17];
     while !stop.load(Ordering::Relaxed) {
         match stream.read(&mut buf) {
-            Ok(0) => return,
+            Ok(0) => {
+                // The sender's FIN: close our side too, which its `finish` waits for
+                // before its next connection (the shared slot keeps this socket open
+                // until the next one is accepted).
+                let _ = stream.shutdown(std::net::Shutdown::Write);
+                return;
+            }
             Ok(n) => {
                 let total = shared.delivered.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
+                if let Some((r, route)) = &count.per_route {
+                    r.add(*route, clock.now(), n as u64);
+                }
                 if file_size.is_some_and(|s| total >= s) {
                     let _ = shared.fct_ns.compare_exchange(
                         0,
@@ -177,16 +214,19 @@ fn read_all(
     }
 }
 
-/// Opens a connection from `from` with the flow's algorithm.
-fn connect(plan: &FlowPlan, from: Ipv4Addr, clock: Clock, until: u64) -> Result<TcpStream> {
+/// Opens a connection from `from` with the flow's algorithm (unbound: MATCP's program binds
+/// it in connect()).
+fn connect(plan: &FlowPlan, from: Option<Ipv4Addr>, clock: Clock, until: u64) -> Result<TcpStream> {
     loop {
         let socket = socket_for(&plan.to, plan.mptcp)?;
         socket
             .set_tcp_congestion(plan.cc.as_bytes())
             .with_context(|| format!("TCP_CONGESTION {} (is it installed?)", plan.cc))?;
-        socket
-            .bind(&SockAddr::from(SocketAddr::new(from.into(), 0)))
-            .with_context(|| format!("binding {from}"))?;
+        if let Some(from) = from {
+            socket
+                .bind(&SockAddr::from(SocketAddr::new(from.into(), 0)))
+                .with_context(|| format!("binding {from}"))?;
+        }
         match socket.connect_timeout(&SockAddr::from(plan.to), Duration::from_secs(3)) {
             Ok(()) => {
                 socket.set_write_timeout(Some(POLL))?;
@@ -241,6 +281,9 @@ pub fn start_sender(
     stop: Arc<AtomicBool>,
 ) -> Result<JoinHandle<Result<()>>> {
     ns.thread(move || {
+        if let Some(cgroup) = &plan.placed_by {
+            crate::cgroup::join_thread(cgroup)?;
+        }
         if !wait_until(clock, plan.slot.start, &stop) {
             return Ok(());
         }
@@ -264,10 +307,12 @@ pub fn start_sender(
             };
             // MPTCP's initial subflow leaves by its first path; the path manager adds the
             // others. A TCP connection takes the path the application is on.
-            let from = if plan.mptcp {
-                plan.sources[0]
+            let from = if plan.placed_by.is_some() {
+                None
+            } else if plan.mptcp {
+                Some(plan.sources[0])
             } else {
-                plan.paths.get(path).copied().unwrap_or(plan.sources[0])
+                Some(plan.paths.get(path).copied().unwrap_or(plan.sources[0]))
             };
             let stream = match connect(&plan, from, clock, end) {
                 Ok(s) => Arc::new(s),

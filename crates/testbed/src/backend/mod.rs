@@ -4,6 +4,7 @@
 //! subflow; the result has the simulator's form, metrics computed by the same `measure`.
 
 mod agents;
+pub mod matcp;
 mod sampler;
 pub mod session;
 
@@ -57,6 +58,7 @@ fn flow_plans(
     sc: &Scenario,
     layout: Vec<LaidOutFlow>,
     opts: &KernelOptions,
+    placement: Option<&matcp::Placement>,
 ) -> Result<Vec<FlowPlan>> {
     let mut plans = Vec::new();
     for (i, LaidOutFlow { slot, rng }) in layout.into_iter().enumerate() {
@@ -78,12 +80,20 @@ fn flow_plans(
             .iter()
             .map(|r| source_of(&r.hops))
             .collect::<Result<Vec<_>>>()?;
-        // A TCP application that reconnects moves on through the group's paths.
-        let paths = group
-            .paths
-            .iter()
-            .map(|r| source_of(&r.hops))
-            .collect::<Result<Vec<_>>>()?;
+        let placed_by = placement
+            .filter(|_| group.select.is_some())
+            .and_then(|p| p.cgroup_of(group.src));
+        // A TCP application that reconnects moves on through the group's paths; MATCP's
+        // program chooses among their addresses.
+        let paths = if placed_by.is_some() {
+            net.plan.path_addrs_of(group.src)
+        } else {
+            group
+                .paths
+                .iter()
+                .map(|r| source_of(&r.hops))
+                .collect::<Result<Vec<_>>>()?
+        };
         let cc = opts
             .cc_names
             .get(&group.cc)
@@ -114,6 +124,8 @@ fn flow_plans(
             rcv_buffer: net::paths::rcv_buffer(group, &sc.links),
             reconnect_after: group.reconnect_after.map(|d| d.nanos()),
             rng,
+            placed_by,
+            received: net.received.clone(),
         });
     }
     Ok(plans)
@@ -154,9 +166,11 @@ fn apply_sysctls(net: &Network, sc: &Scenario, sysctls: &[(String, String)]) -> 
 fn not_applied(sc: &Scenario) -> Vec<String> {
     let mut notes = Vec::new();
     for g in &sc.flows {
-        if g.window_limit.is_some() {
+        // MATCP's sockops program clamps its connections' windows (backend/matcp.rs).
+        if g.window_limit.is_some() && g.select.is_none() {
             notes.push(format!(
-                "flow {}: window_limit is not applied on the kernel backend",
+                "flow {}: window_limit is applied on the kernel backend only to flows that \
+                 select their path (MATCP's programs set it)",
                 g.name
             ));
         }
@@ -245,6 +259,9 @@ pub fn run(
     let layout = layout(sc, seed);
     let slots: Vec<FlowSlot> = layout.iter().map(|f| f.slot.clone()).collect();
     let trace = sampler::trace_interval(sc);
+    // Before the network: this process joins the run's cgroup before its emulator thread
+    // takes real-time priority. Dropped after the network.
+    let placement = matcp::Placement::prepare(sc)?;
     let net = Network::start(
         sc,
         EmuConfig {
@@ -256,7 +273,10 @@ pub fn run(
         },
     )?;
     apply_sysctls(&net, sc, &opts.sysctls)?;
-    let plans = flow_plans(&net, sc, layout, opts)?;
+    if let Some(p) = &placement {
+        p.install(sc, &net)?;
+    }
+    let plans = flow_plans(&net, sc, layout, opts, placement.as_ref())?;
     let mut notes = not_applied(sc);
     notes.extend(set_namespace_defaults(&net, sc, &plans));
     for n in &notes {
@@ -293,6 +313,11 @@ pub fn run(
     }
     // Read before the namespaces go; a run that failed has no use for them.
     let counters = sampled.as_ref().ok().map(|_| net.counters());
+    let placed = sampled
+        .as_ref()
+        .ok()
+        .and(placement.as_ref())
+        .map(|p| p.counters(sc));
     let emulator = net.stop();
     let sampled = sampled?;
     if !agent_errors.is_empty() {
@@ -329,6 +354,9 @@ pub fn run(
         measured
             .metrics
             .extend(counters?.into_iter().map(|(k, v)| (k, v as f64)));
+    }
+    if let Some(placed) = placed {
+        measured.metrics.extend(placed?);
     }
     let result = RunResult {
         scenario: sc.name.clone(),

@@ -11,7 +11,6 @@ use mptcp_bpf::{Algorithm, Installed, Registry};
 use mptcp_cc::AlgorithmId;
 use scenario::Scenario;
 use scenario::results::RunResult;
-use scenario::spec::SelectorKind;
 use scenario::{Backend, Progress};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -55,19 +54,10 @@ fn kernel_algorithms() -> Vec<String> {
 }
 
 /// Why this kernel cannot run `sc`, if it cannot: an algorithm with neither an eBPF
-/// program of ours nor a kernel implementation, or path selection by a learning selector.
+/// program of ours nor a kernel implementation, or path selection the programs cannot do.
 pub fn unsupported(sc: &Scenario) -> Option<String> {
-    // Single path is a fixed route; the others decide per connection from what earlier
-    // connections measured, which needs programs in the kernel's connect path.
-    if let Some(f) = sc.flows.iter().find(|f| {
-        f.select
-            .as_ref()
-            .is_some_and(|s| s.kind != SelectorKind::SinglePath)
-    }) {
-        return Some(format!(
-            "flow group `{}` selects its path per connection (MATCP); the kernel backend runs only `single-path` so far",
-            f.name
-        ));
+    if let Some(why) = super::matcp::unsupported(sc) {
+        return Some(why);
     }
     if let Err(why) = crate::ndiffports::Ndiffports::of(sc) {
         return Some(why);

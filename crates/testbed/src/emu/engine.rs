@@ -73,6 +73,10 @@ pub struct Emulator {
     route_exit: Vec<usize>,
     route_source: Vec<NodeId>,
     by_pair: HashMap<(u32, u32), RouteId>,
+    /// The fabric's id of each plan route.
+    plan_routes: Vec<RouteId>,
+    /// What the receiving applications read per route, when every flow is counted so.
+    received: Option<std::sync::Arc<crate::received::ReceivedPerRoute>>,
     /// The host of each port: a packet takes its pair's route if it came from the route's
     /// host, through whichever of its devices (the host chose the device by its own
     /// routing, the scenario's path is the route).
@@ -138,7 +142,7 @@ impl Emulator {
             route_exit[id.0 as usize] = plan.route_exit[i];
             route_source[id.0 as usize] = plan.route_source[i];
         }
-        let by_pair = plan
+        let by_pair: HashMap<(u32, u32), RouteId> = plan
             .by_pair
             .iter()
             .map(|(&pair, &r)| (pair, ids[r as usize]))
@@ -178,6 +182,8 @@ impl Emulator {
             route_exit,
             route_source,
             by_pair,
+            plan_routes: ids,
+            received: None,
             port_node: plan.ports.iter().map(|p| p.node).collect(),
             wakes,
             pool: Pool::default(),
@@ -192,6 +198,11 @@ impl Emulator {
             captures,
             config,
         })
+    }
+
+    /// Takes the per-route payload the receivers count, for per-link goodput.
+    pub fn count_received(&mut self, received: std::sync::Arc<crate::received::ReceivedPerRoute>) {
+        self.received = Some(received);
     }
 
     /// The fabric the emulator runs `sc` on with `seed`: the simulator's, link for link and
@@ -423,9 +434,16 @@ impl Emulator {
     fn finish(mut self, end: Nanos) -> Result<EmuReport> {
         self.fabric.sync_stats(end);
         let links = self.fabric.links.iter().map(|l| l.stats.clone()).collect();
-        // Received payload per route is the simulator's to count (the kernel's receivers are
-        // counted per flow by the agents): no per-link goodput here rather than zeros.
-        let measured = self.meter.finish(&self.sc, &self.fabric.links, None);
+        // Received payload per route, as the receiving applications counted it (only when
+        // every flow could be: see `ReceivedPerRoute`); otherwise no per-link goodput
+        // rather than zeros.
+        let routes = self.received.as_ref().map(|r| {
+            for (i, bytes) in r.totals().into_iter().enumerate() {
+                self.meter.received(end, self.plan_routes[i], bytes);
+            }
+            &self.fabric.routes
+        });
+        let measured = self.meter.finish(&self.sc, &self.fabric.links, routes);
         // Read before the devices close with the emulator.
         let mut not_read = 0;
         let mut dropped_on_arrival = 0;
