@@ -10,7 +10,10 @@ use crate::store::read_series;
 use crate::summary::{MetricStats, Summary, VariantSummary};
 use crate::verdict::Verdict;
 use anyhow::Result;
-use plotly::common::{ErrorData, ErrorType, Line, Marker, Mode, Title, Visible};
+use plotly::color::Rgb;
+use plotly::common::{
+    DashType, ErrorData, ErrorType, Line, Marker, MarkerSymbol, Mode, Title, Visible,
+};
 use plotly::layout::update_menu::{Button, ButtonMethod, UpdateMenu, UpdateMenuDirection};
 use plotly::layout::{Axis, AxisType, Layout, Shape, ShapeLayer, ShapeLine, ShapeType};
 use plotly::{Plot, Scatter};
@@ -637,6 +640,92 @@ fn line_with_errors(label: &str, pts: &Points, dash: bool) -> Box<Scatter<f64, f
     .error_y(ErrorData::new(ErrorType::Data).array(pts.iter().map(|p| round(p.2)).collect()))
 }
 
+/// A palette entry as plotly's colour, so that a line, its rule's marker and its baseline
+/// share one.
+fn color(i: usize) -> Rgb {
+    let c = crate::plots::palette(i);
+    Rgb::new(c.0, c.1, c.2)
+}
+
+/// A sweep: each line with error bars, its rule's points as large diamonds on a dotted
+/// vertical line, and its baseline dashed in the same colour.
+fn sweep_chart(
+    title: &str,
+    s: &Summary,
+    x: &str,
+    y_label: &Option<String>,
+    metric: &str,
+    sweep: &[crate::markdown::SweepLine],
+    baseline: Option<&str>,
+) -> Plot {
+    let mut p = Plot::new();
+    let top = sweep
+        .iter()
+        .flat_map(|l| l.points.iter().chain(&l.baseline))
+        .map(|p| p.1 + p.2)
+        .fold(0.0, f64::max)
+        * 1.05;
+    let shared = crate::markdown::shared_baseline(sweep);
+    if let (Some(name), Some(pts)) = (baseline, shared) {
+        let grey = color(crate::markdown::GREY);
+        p.add_trace(
+            line_with_errors(name, pts, true)
+                .line(Line::new().color(grey).dash(DashType::Dash))
+                .marker(Marker::new().size(5).color(grey)),
+        );
+    }
+    for (i, l) in sweep.iter().enumerate() {
+        p.add_trace(
+            line_with_errors(&l.label, &l.points, false)
+                .line(Line::new().color(color(i)))
+                .marker(Marker::new().size(6).color(color(i)))
+                .legend_group(&l.label),
+        );
+        for ((xv, y, _), name) in &l.rules {
+            p.add_trace(
+                Scatter::new(vec![round(*xv); 2], vec![0.0, round(top)])
+                    .mode(Mode::Lines)
+                    .line(Line::new().color(color(i)).dash(DashType::Dot).width(1.0))
+                    .show_legend(false)
+                    .hover_info(plotly::common::HoverInfo::Skip)
+                    .legend_group(&l.label),
+            );
+            p.add_trace(
+                Scatter::new(vec![round(*xv)], vec![round(*y)])
+                    .name(format!("{}, {x}={name}, at {:.3}", l.label, xv))
+                    .mode(Mode::Markers)
+                    .marker(
+                        Marker::new()
+                            .size(14)
+                            .symbol(MarkerSymbol::Diamond)
+                            .color(color(i)),
+                    )
+                    .legend_group(&l.label),
+            );
+        }
+        if let (Some(name), false, None) = (baseline, l.baseline.is_empty(), shared) {
+            p.add_trace(
+                line_with_errors(&format!("{name}, {}", l.label), &l.baseline, true)
+                    .line(Line::new().color(color(i)).dash(DashType::Dash))
+                    .marker(Marker::new().size(5).color(color(i)))
+                    .legend_group(&l.label),
+            );
+        }
+    }
+    let y = y_label.clone().unwrap_or_else(|| names::metric(metric));
+    let axis = crate::markdown::sweep_axis(s, x);
+    let mut l = layout(title, &axis.label, &y);
+    if axis.log {
+        l = l.x_axis(
+            Axis::new()
+                .title(Title::with_text(&axis.label))
+                .type_(AxisType::Log),
+        );
+    }
+    p.set_layout(l);
+    p
+}
+
 /// The figures the scenario asks for (`[[plot]]`), interactive.
 fn figures(page: &mut Page, s: &Summary, dir: &Path) -> Result<()> {
     for plot in &s.plots {
@@ -727,29 +816,32 @@ fn figures(page: &mut Page, s: &Summary, dir: &Path) -> Result<()> {
                 lines: by,
                 scale,
                 y_label,
+                rule_x,
+                baseline,
+                baseline_label,
             } => {
-                let lines = crate::markdown::sweep_lines(s, metric, x, by.as_deref(), *scale);
-                if lines.is_empty() {
+                let sweep = crate::markdown::sweep_lines(
+                    s,
+                    &crate::markdown::SweepSpec {
+                        metric,
+                        x,
+                        by: by.as_deref(),
+                        scale: *scale,
+                        rule_x: rule_x.as_deref(),
+                        baseline: baseline.as_deref(),
+                    },
+                );
+                if sweep.is_empty() {
                     continue;
                 }
-                let mut p = Plot::new();
-                for (label, pts) in lines {
-                    p.add_trace(line_with_errors(&label, &pts, false));
-                }
-                let y = y_label.clone().unwrap_or_else(|| names::metric(metric));
-                let axis = crate::markdown::sweep_axis(s, x);
-                let mut l = layout(title, &axis.label, &y);
-                if axis.log {
-                    l = l.x_axis(
-                        Axis::new()
-                            .title(Title::with_text(&axis.label))
-                            .type_(AxisType::Log),
-                    );
-                }
-                p.set_layout(l);
+                let baseline_name = baseline_label
+                    .clone()
+                    .or_else(|| baseline.as_deref().map(names::metric));
+                let p = sweep_chart(title, s, x, y_label, metric, &sweep, baseline_name.as_deref());
                 page.push(&format!(
-                    "<h2>{}</h2>\n<p>Means over seeds, error bars one standard deviation.</p>\n",
-                    esc(title)
+                    "<h2>{}</h2>\n<p>Means over seeds, error bars one standard deviation.{}</p>\n",
+                    esc(title),
+                    esc(&crate::markdown::sweep_note(&sweep, x, baseline_name.as_deref()))
                 ));
                 page.chart(&p);
             }

@@ -22,6 +22,7 @@ pub fn quantity(q: Quantity) -> &'static str {
         Quantity::Drops => "drops (packets)",
         Quantity::MeanQueuePkts => "mean queue (packets)",
         Quantity::ReinjectedBytes => "data sent again at the data level (bytes)",
+        Quantity::RcvBufferMb => "receive buffer (MB)",
     }
 }
 

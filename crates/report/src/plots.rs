@@ -8,11 +8,19 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use std::path::Path;
 
+#[derive(Clone, Debug, Default)]
 pub struct Line {
     pub label: String,
     pub points: Vec<(f64, f64)>,
     /// Points to mark with a circle (e.g. a convergence instant).
     pub marks: Vec<(f64, f64)>,
+    /// Points to mark with a large triangle and a dotted vertical line through the chart
+    /// (a rule's point on a sweep).
+    pub rules: Vec<(f64, f64)>,
+    /// The palette entry to draw in (default: the line's position).
+    pub color: Option<usize>,
+    /// Dashed (a baseline), and left out of the legend's solid entries.
+    pub dashed: bool,
 }
 
 const SIZE: (u32, u32) = (900, 480);
@@ -67,7 +75,7 @@ pub(crate) fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
 fn ranges(lines: &[Line], log_x: bool) -> ((f64, f64), (f64, f64)) {
     let finite = lines
         .iter()
-        .flat_map(|l| l.points.iter().chain(&l.marks))
+        .flat_map(|l| l.points.iter().chain(&l.marks).chain(&l.rules))
         .filter(|p| p.0.is_finite() && p.1.is_finite() && (!log_x || p.0 > 0.0));
     let (mut x0, mut x1) = (f64::INFINITY, f64::NEG_INFINITY);
     let (mut y0, mut y1) = (0.0f64, 0.0f64);
@@ -205,7 +213,18 @@ where
         .draw()
         .map_err(err)?;
     for (i, l) in lines.iter().enumerate() {
-        let color = palette(i);
+        let color = palette(l.color.unwrap_or(i));
+        let shown = |p: &&(f64, f64)| p.0.is_finite() && p.1.is_finite() && (!axes.log_x || p.0 > 0.0);
+        for &(x, _) in l.rules.iter().filter(shown) {
+            chart
+                .draw_series(DashedLineSeries::new(
+                    [(x, y0), (x, y1)],
+                    3,
+                    4,
+                    color.mix(0.7).stroke_width(1),
+                ))
+                .map_err(err)?;
+        }
         // Gaps (NaN) split the line rather than drawing through them.
         let mut segment: Vec<(f64, f64)> = Vec::new();
         let mut first = true;
@@ -216,12 +235,20 @@ where
             if seg.is_empty() {
                 return Ok(());
             }
-            let s = chart
-                .draw_series(LineSeries::new(seg.drain(..), color.stroke_width(2)))
-                .map_err(err)?;
+            let style = color.stroke_width(2);
+            let s = if l.dashed {
+                chart
+                    .draw_series(DashedLineSeries::new(std::mem::take(seg), 8, 5, style))
+                    .map_err(err)?
+            } else {
+                chart
+                    .draw_series(LineSeries::new(seg.drain(..), style))
+                    .map_err(err)?
+            };
             if *first {
+                let end = if l.dashed { 8 } else { 20 };
                 s.label(l.label.clone()).legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                    PathElement::new(vec![(x, y), (x + end, y)], style)
                 });
                 *first = false;
             }
@@ -239,20 +266,41 @@ where
             .draw_series(
                 l.marks
                     .iter()
-                    .filter(|p| p.0.is_finite() && p.1.is_finite() && (!axes.log_x || p.0 > 0.0))
+                    .filter(shown)
                     .map(|&p| Circle::new(p, 6, color.stroke_width(3))),
+            )
+            .map_err(err)?;
+        chart
+            .draw_series(
+                l.rules
+                    .iter()
+                    .filter(shown)
+                    .map(|&p| TriangleMarker::new(p, 10, color.filled())),
             )
             .map_err(err)?;
     }
     if lines.len() > 1 {
-        legend(&mut chart)?;
+        let (x0, x1) = (chart.x_range().start, chart.x_range().end);
+        let fx = |x: f64| {
+            if axes.log_x {
+                (x.ln() - x0.ln()) / (x1.ln() - x0.ln())
+            } else {
+                (x - x0) / (x1 - x0)
+            }
+        };
+        let all = lines
+            .iter()
+            .flat_map(|l| l.points.iter().chain(&l.rules))
+            .copied();
+        legend(&mut chart, quiet_corner(all, fx, |y| (y - y0) / (y1 - y0)))?;
     }
     Ok(())
 }
 
-/// Draws the series' legend in the upper right corner.
+/// Draws the series' legend in the corner with the fewest points under it.
 fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
     chart: &mut ChartContext<'a, DB, CT>,
+    corner: SeriesLabelPosition,
 ) -> Result<()>
 where
     DB::ErrorType: 'static,
@@ -261,7 +309,37 @@ where
         .configure_series_labels()
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperRight)
+        .position(corner)
         .draw()
         .map_err(err)
+}
+
+/// The corner of a chart with the fewest of `points` under it, for the legend: a legend
+/// has as many rows as lines, and wherever it is fixed it hides some chart's data. `fx`
+/// and `fy` place a point on the chart, 0 to 1 from the lower left.
+pub(crate) fn quiet_corner(
+    points: impl Iterator<Item = (f64, f64)> + Clone,
+    fx: impl Fn(f64) -> f64,
+    fy: impl Fn(f64) -> f64,
+) -> SeriesLabelPosition {
+    let under = |right: bool, upper: bool| {
+        points
+            .clone()
+            .filter(|&(x, y)| {
+                let (x, y) = (fx(x), fy(y));
+                (if right { x >= 0.55 } else { x <= 0.45 })
+                    && (if upper { y >= 0.5 } else { y <= 0.5 })
+            })
+            .count()
+    };
+    [
+        (SeriesLabelPosition::LowerRight, under(true, false)),
+        (SeriesLabelPosition::UpperRight, under(true, true)),
+        (SeriesLabelPosition::LowerLeft, under(false, false)),
+        (SeriesLabelPosition::UpperLeft, under(false, true)),
+    ]
+    .into_iter()
+    .min_by_key(|&(_, n)| n)
+    .map(|(corner, _)| corner)
+    .unwrap_or(SeriesLabelPosition::LowerRight)
 }

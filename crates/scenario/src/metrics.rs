@@ -72,10 +72,13 @@ pub enum Quantity {
     /// MPTCP: payload bytes sent again at the data level (a rewind after a subflow went
     /// stale, or the data-level retransmission timer), data the receiver may already hold.
     ReinjectedBytes,
+    /// The receive buffer each of a group's connections had, in MB (10^6 bytes): the
+    /// scenario's `rcv_buffer`, a multiple of the rule resolved over the group's paths.
+    RcvBufferMb,
 }
 
 impl Quantity {
-    pub const ALL: [Quantity; 15] = [
+    pub const ALL: [Quantity; 16] = [
         Quantity::GoodputMbps,
         Quantity::GoodputMbpsPerFlow,
         Quantity::GoodputStdMbps,
@@ -91,6 +94,7 @@ impl Quantity {
         Quantity::Drops,
         Quantity::MeanQueuePkts,
         Quantity::ReinjectedBytes,
+        Quantity::RcvBufferMb,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -110,6 +114,7 @@ impl Quantity {
             Quantity::Drops => "drops",
             Quantity::MeanQueuePkts => "mean_queue_pkts",
             Quantity::ReinjectedBytes => "reinjected_bytes",
+            Quantity::RcvBufferMb => "rcv_buffer_mb",
         }
     }
 
