@@ -737,16 +737,17 @@ fn figures(page: &mut Page, s: &Summary, dir: &Path) -> Result<()> {
                 mark,
             } => {
                 let split = crate::markdown::panel_param(s);
-                let mut panels: Vec<(String, Plot)> = Vec::new();
+                // Per panel: its name, its chart and how many lines it has.
+                let mut panels: Vec<(String, Plot, usize)> = Vec::new();
                 for v in &s.variants {
                     let Some(all) = first_series(s, v, dir)? else {
                         continue;
                     };
                     let (panel, name) = crate::markdown::panel_of(v, split.as_deref());
                     if !panels.iter().any(|p| p.0 == panel) {
-                        panels.push((panel.clone(), Plot::new()));
+                        panels.push((panel.clone(), Plot::new(), 0));
                     }
-                    let Some((_, p)) = panels.iter_mut().find(|p| p.0 == panel) else {
+                    let Some((_, p, n)) = panels.iter_mut().find(|p| p.0 == panel) else {
                         continue;
                     };
                     for x in all
@@ -759,7 +760,15 @@ fn figures(page: &mut Page, s: &Summary, dir: &Path) -> Result<()> {
                             name.clone()
                         };
                         let (xs, ys) = decimate(&x.times_s, &x.values, MAX_POINTS);
-                        p.add_trace(Scatter::new(xs, ys).name(&label).mode(Mode::Lines));
+                        // A line and its convergence marker in one colour.
+                        let c = color(*n);
+                        *n += 1;
+                        p.add_trace(
+                            Scatter::new(xs, ys)
+                                .name(&label)
+                                .mode(Mode::Lines)
+                                .line(Line::new().color(c)),
+                        );
                         let at = mark
                             .as_ref()
                             .and_then(|m| v.metrics.get(m))
@@ -776,12 +785,12 @@ fn figures(page: &mut Page, s: &Summary, dir: &Path) -> Result<()> {
                                 Scatter::new(vec![round(t)], vec![round(y)])
                                     .name(format!("{label} converged"))
                                     .mode(Mode::Markers)
-                                    .marker(Marker::new().size(12)),
+                                    .marker(Marker::new().size(12).color(c)),
                             );
                         }
                     }
                 }
-                panels.retain(|(_, p)| !p.data().is_empty());
+                panels.retain(|(_, p, _)| !p.data().is_empty());
                 if panels.is_empty() {
                     continue;
                 }
@@ -799,7 +808,7 @@ fn figures(page: &mut Page, s: &Summary, dir: &Path) -> Result<()> {
                     },
                     esc(&crate::markdown::outage_note(s)),
                 ));
-                for (panel, mut p) in panels {
+                for (panel, mut p, _) in panels {
                     let heading = if panel.is_empty() {
                         title.clone()
                     } else {

@@ -241,8 +241,19 @@ where
                     .draw_series(DashedLineSeries::new(std::mem::take(seg), 8, 5, style))
                     .map_err(err)?
             } else {
+                // A wide line's joins are mitred; at a sharp turn (a sawtooth's drop) the
+                // mitre shoots far past the data, so the line is split there.
+                let pixels: Vec<(i32, i32)> = seg.iter().map(|p| chart.backend_coord(p)).collect();
+                let mut pieces = Vec::new();
+                let mut from = 0;
+                for at in sharp_turns(&pixels) {
+                    pieces.push(seg[from..=at].to_vec());
+                    from = at;
+                }
+                pieces.push(seg[from..].to_vec());
+                seg.clear();
                 chart
-                    .draw_series(LineSeries::new(seg.drain(..), style))
+                    .draw_series(pieces.into_iter().map(|p| PathElement::new(p, style)))
                     .map_err(err)?
             };
             if *first {
@@ -297,6 +308,30 @@ where
     Ok(())
 }
 
+/// The points of a polyline (in pixels) at which it turns by more than a right angle, so
+/// that a mitred join there would reach beyond the line's width; points that repeat the one
+/// before are passed over.
+fn sharp_turns(pixels: &[(i32, i32)]) -> Vec<usize> {
+    let mut turns = Vec::new();
+    let mut last: Option<(i64, i64)> = None;
+    for i in 1..pixels.len() {
+        let d = (
+            i64::from(pixels[i].0 - pixels[i - 1].0),
+            i64::from(pixels[i].1 - pixels[i - 1].1),
+        );
+        if d == (0, 0) {
+            continue;
+        }
+        if let Some(prev) = last
+            && prev.0 * d.0 + prev.1 * d.1 < 0
+        {
+            turns.push(i - 1);
+        }
+        last = Some(d);
+    }
+    turns
+}
+
 /// Draws the series' legend in the corner with the fewest points under it.
 fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
     chart: &mut ChartContext<'a, DB, CT>,
@@ -342,4 +377,18 @@ pub(crate) fn quiet_corner(
     .min_by_key(|&(_, n)| n)
     .map(|(corner, _)| corner)
     .unwrap_or(SeriesLabelPosition::LowerRight)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sharp_turns;
+
+    #[test]
+    fn a_sawtooth_is_split_at_its_peaks_and_troughs_only() {
+        // Up gently (y falls in pixels), down at once, up again; a repeated point and a
+        // straight run are not turns.
+        let tooth = [(0, 100), (10, 80), (20, 60), (21, 100), (21, 100), (30, 80), (40, 60)];
+        assert_eq!(sharp_turns(&tooth), vec![2, 4]);
+        assert!(sharp_turns(&[(0, 0), (5, 0), (10, 1), (15, 3)]).is_empty());
+    }
 }
