@@ -846,11 +846,23 @@ fn figures(page: &mut Page, s: &Summary, dir: &Path) -> Result<()> {
                 let baseline_name = baseline_label
                     .clone()
                     .or_else(|| baseline.as_deref().map(names::metric));
-                let p = sweep_chart(title, s, x, y_label, metric, &sweep, baseline_name.as_deref());
+                let p = sweep_chart(
+                    title,
+                    s,
+                    x,
+                    y_label,
+                    metric,
+                    &sweep,
+                    baseline_name.as_deref(),
+                );
                 page.push(&format!(
                     "<h2>{}</h2>\n<p>Means over seeds, error bars one standard deviation.{}</p>\n",
                     esc(title),
-                    esc(&crate::markdown::sweep_note(&sweep, x, baseline_name.as_deref()))
+                    esc(&crate::markdown::sweep_note(
+                        &sweep,
+                        x,
+                        baseline_name.as_deref()
+                    ))
                 ));
                 page.chart(&p);
             }

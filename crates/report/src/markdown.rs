@@ -858,13 +858,18 @@ mod tests {
                 v.params.insert("buffer".into(), buffer.into());
                 v.params.insert("rtt_diff".into(), diff.into());
                 let mb = numeric(&buffer.into()).unwrap_or(rule_mb);
-                let tcp = if tcp_differs && diff == "500ms" { 90.0 } else { 97.0 };
+                let tcp = if tcp_differs && diff == "500ms" {
+                    90.0
+                } else {
+                    97.0
+                };
                 for (m, value) in [
                     ("group.mptcp.goodput_mbps", goodput),
                     ("group.mptcp.rcv_buffer_mb", mb),
                     ("group.tcp.goodput_mbps", tcp),
                 ] {
-                    v.metrics.insert(m.into(), crate::compare::tests::stats(value));
+                    v.metrics
+                        .insert(m.into(), crate::compare::tests::stats(value));
                 }
                 s.variants.push(v);
             }
@@ -906,7 +911,11 @@ mod tests {
     fn without_a_metric_to_place_it_a_rule_is_left_out_and_baselines_that_differ_stay_apart() {
         let s = sweep_summary(true);
         let lines = sweep_lines(&s, &spec(None));
-        assert!(lines.iter().all(|l| l.rules.is_empty() && l.points.len() == 2));
+        assert!(
+            lines
+                .iter()
+                .all(|l| l.rules.is_empty() && l.points.len() == 2)
+        );
         assert!(shared_baseline(&lines).is_none());
         assert!(sweep_note(&lines, "buffer", Some("TCP")).contains("each line's colour"));
     }

@@ -247,7 +247,11 @@ where
             .border_style(BLACK)
             .label_font(("sans-serif", 11))
             .position(crate::plots::quiet_corner(
-                panel.lines.iter().flat_map(|l| &l.points).map(|p| (p.0, p.1)),
+                panel
+                    .lines
+                    .iter()
+                    .flat_map(|l| &l.points)
+                    .map(|p| (p.0, p.1)),
                 |x| (x - x0) / (x1 - x0),
                 |y| y / y1,
             ))

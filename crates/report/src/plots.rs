@@ -214,7 +214,8 @@ where
         .map_err(err)?;
     for (i, l) in lines.iter().enumerate() {
         let color = palette(l.color.unwrap_or(i));
-        let shown = |p: &&(f64, f64)| p.0.is_finite() && p.1.is_finite() && (!axes.log_x || p.0 > 0.0);
+        let shown =
+            |p: &&(f64, f64)| p.0.is_finite() && p.1.is_finite() && (!axes.log_x || p.0 > 0.0);
         for &(x, _) in l.rules.iter().filter(shown) {
             chart
                 .draw_series(DashedLineSeries::new(
@@ -258,9 +259,8 @@ where
             };
             if *first {
                 let end = if l.dashed { 8 } else { 20 };
-                s.label(l.label.clone()).legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + end, y)], style)
-                });
+                s.label(l.label.clone())
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + end, y)], style));
                 *first = false;
             }
             Ok(())
@@ -387,7 +387,15 @@ mod tests {
     fn a_sawtooth_is_split_at_its_peaks_and_troughs_only() {
         // Up gently (y falls in pixels), down at once, up again; a repeated point and a
         // straight run are not turns.
-        let tooth = [(0, 100), (10, 80), (20, 60), (21, 100), (21, 100), (30, 80), (40, 60)];
+        let tooth = [
+            (0, 100),
+            (10, 80),
+            (20, 60),
+            (21, 100),
+            (21, 100),
+            (30, 80),
+            (40, 60),
+        ];
         assert_eq!(sharp_turns(&tooth), vec![2, 4]);
         assert!(sharp_turns(&[(0, 0), (5, 0), (10, 1), (15, 3)]).is_empty());
     }
