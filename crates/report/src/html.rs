@@ -822,30 +822,12 @@ fn figures(page: &mut Page, s: &Summary, dir: &Path) -> Result<()> {
                 title,
                 metric,
                 x,
-                lines: by,
-                scale,
                 y_label,
-                rule_x,
-                baseline,
-                baseline_label,
+                ..
             } => {
-                let sweep = crate::markdown::sweep_lines(
-                    s,
-                    &crate::markdown::SweepSpec {
-                        metric,
-                        x,
-                        by: by.as_deref(),
-                        scale: *scale,
-                        rule_x: rule_x.as_deref(),
-                        baseline: baseline.as_deref(),
-                    },
-                );
-                if sweep.is_empty() {
+                let Some((sweep, baseline_name)) = crate::markdown::sweep_of(s, plot) else {
                     continue;
-                }
-                let baseline_name = baseline_label
-                    .clone()
-                    .or_else(|| baseline.as_deref().map(names::metric));
+                };
                 let p = sweep_chart(
                     title,
                     s,

@@ -538,6 +538,37 @@ pub(crate) fn sweep_lines(s: &Summary, spec: &SweepSpec<'_>) -> Vec<SweepLine> {
     lines
 }
 
+/// A sweep figure's lines and its baseline's name in the legend; None for another kind of
+/// figure, or a sweep with nothing to draw.
+pub(crate) fn sweep_of(s: &Summary, plot: &PlotSpec) -> Option<(Vec<SweepLine>, Option<String>)> {
+    let PlotSpec::Sweep {
+        metric,
+        x,
+        lines: by,
+        scale,
+        rule_x,
+        baseline,
+        baseline_label,
+        ..
+    } = plot
+    else {
+        return None;
+    };
+    let spec = SweepSpec {
+        metric,
+        x,
+        by: by.as_deref(),
+        scale: *scale,
+        rule_x: rule_x.as_deref(),
+        baseline: baseline.as_deref(),
+    };
+    let lines = sweep_lines(s, &spec);
+    let name = baseline_label
+        .clone()
+        .or_else(|| baseline.as_deref().map(crate::names::metric));
+    (!lines.is_empty()).then_some((lines, name))
+}
+
 /// The baseline's points when every line has the same (a baseline that does not depend on
 /// the parameter the lines split by, drawn once rather than once a line).
 pub(crate) fn shared_baseline(lines: &[SweepLine]) -> Option<&Points> {
@@ -764,30 +795,12 @@ fn custom_plots(md: &mut String, s: &Summary, dir: &Path) -> Result<()> {
                 title,
                 metric,
                 x,
-                lines: by,
-                scale,
                 y_label,
-                rule_x,
-                baseline,
-                baseline_label,
+                ..
             } => {
-                let sweep = sweep_lines(
-                    s,
-                    &SweepSpec {
-                        metric,
-                        x,
-                        by: by.as_deref(),
-                        scale: *scale,
-                        rule_x: rule_x.as_deref(),
-                        baseline: baseline.as_deref(),
-                    },
-                );
-                if sweep.is_empty() {
+                let Some((sweep, baseline_name)) = sweep_of(s, plot) else {
                     continue;
-                }
-                let baseline_name = baseline_label
-                    .clone()
-                    .or_else(|| baseline.as_deref().map(crate::names::metric));
+                };
                 let shared = shared_baseline(&sweep);
                 let mut lines: Vec<Line> = Vec::new();
                 if let (Some(name), Some(pts)) = (&baseline_name, shared) {
