@@ -164,3 +164,31 @@ def test_compare_html_renders_both_results(cli: Path, browser, tmp_path: Path) -
     assert "A (sim)" in text and "B (sim)" in text
     opened.screenshot("e3-compare.png")
     opened.clean()
+
+
+def test_e4_sweep_shows_the_rules_points_and_the_tcp_baseline(
+    cli: Path, browser, tmp_path: Path
+) -> None:
+    """E4's buffer sweep (shortened to 25 s, 10 s measured): each RTT difference's run with
+    its rule's buffer as a marked point at the buffer the rule gave, and single-path TCP with
+    the same buffer as a dashed line."""
+    out = tmp_path / "e4"
+    run(cli, "e4-rcvbuf.toml", out, "--duration", "25s", "--report")
+    opened = Opened(browser, out / "report.html")
+    names = opened.page.evaluate(
+        """() => [...document.querySelectorAll('.plotly-graph-div')]
+            .filter(c => (c.layout.title.text || '').startsWith('E4:'))
+            .map(c => c.data.map(t => [t.name || '', t.x]))"""
+    )
+    assert len(names) == 1, names
+    traces = dict(names[0])
+    rules = {n: x for n, x in traces.items() if "buffer=1rule" in n}
+    # The rule 2 x RTT_max x sum(BW_i) over two 100 Mbps paths: 10 + 10, 10 + 100 and
+    # 10 + 500 ms of RTT.
+    assert sorted(x[0] for x in rules.values()) == [1.0, 5.5, 25.5], rules
+    assert "single-path TCP on path 1" in traces
+    assert min(traces["single-path TCP on path 1"]) == 1.0
+    md = (out / "report.md").read_text()
+    assert "rtt_diff=500ms 25.500" in md and "single-path TCP on path 1" in md
+    opened.screenshot("e4-rcvbuf-report.png")
+    opened.clean()

@@ -319,6 +319,13 @@ impl FlowMeter {
                     metrics.insert(metric(q), v as f64);
                 }
             }
+            // The buffer the connections were given, so that a report can place a rule's
+            // buffer (`1rule`) on a size axis. A size in packets has no byte count that both
+            // backends share, and is left out.
+            if let Some(scenario::units::Size::Bytes(b)) = net::paths::rcv_buffer(group, &sc.links)
+            {
+                metrics.insert(metric(Quantity::RcvBufferMb), b as f64 / 1e6);
+            }
             if group.protocol == Protocol::Mptcp {
                 for k in 0..subflows(sc, g) {
                     let per_flow: Vec<f64> = members

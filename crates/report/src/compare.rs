@@ -222,7 +222,7 @@ pub(crate) mod tests {
     use crate::summary::MetricStats;
     use std::collections::BTreeMap;
 
-    fn stats(mean: f64) -> MetricStats {
+    pub(crate) fn stats(mean: f64) -> MetricStats {
         MetricStats {
             mean,
             std: 0.0,

@@ -10,7 +10,10 @@ use crate::store::read_series;
 use crate::summary::{MetricStats, Summary, VariantSummary};
 use crate::verdict::Verdict;
 use anyhow::Result;
-use plotly::common::{ErrorData, ErrorType, Line, Marker, Mode, Title, Visible};
+use plotly::color::Rgb;
+use plotly::common::{
+    DashType, ErrorData, ErrorType, Line, Marker, MarkerSymbol, Mode, Title, Visible,
+};
 use plotly::layout::update_menu::{Button, ButtonMethod, UpdateMenu, UpdateMenuDirection};
 use plotly::layout::{Axis, AxisType, Layout, Shape, ShapeLayer, ShapeLine, ShapeType};
 use plotly::{Plot, Scatter};
@@ -637,6 +640,92 @@ fn line_with_errors(label: &str, pts: &Points, dash: bool) -> Box<Scatter<f64, f
     .error_y(ErrorData::new(ErrorType::Data).array(pts.iter().map(|p| round(p.2)).collect()))
 }
 
+/// A palette entry as plotly's colour, so that a line, its rule's marker and its baseline
+/// share one.
+fn color(i: usize) -> Rgb {
+    let c = crate::plots::palette(i);
+    Rgb::new(c.0, c.1, c.2)
+}
+
+/// A sweep: each line with error bars, its rule's points as large diamonds on a dotted
+/// vertical line, and its baseline dashed in the same colour.
+fn sweep_chart(
+    title: &str,
+    s: &Summary,
+    x: &str,
+    y_label: &Option<String>,
+    metric: &str,
+    sweep: &[crate::markdown::SweepLine],
+    baseline: Option<&str>,
+) -> Plot {
+    let mut p = Plot::new();
+    let top = sweep
+        .iter()
+        .flat_map(|l| l.points.iter().chain(&l.baseline))
+        .map(|p| p.1 + p.2)
+        .fold(0.0, f64::max)
+        * 1.05;
+    let shared = crate::markdown::shared_baseline(sweep);
+    if let (Some(name), Some(pts)) = (baseline, shared) {
+        let grey = color(crate::markdown::GREY);
+        p.add_trace(
+            line_with_errors(name, pts, true)
+                .line(Line::new().color(grey).dash(DashType::Dash))
+                .marker(Marker::new().size(5).color(grey)),
+        );
+    }
+    for (i, l) in sweep.iter().enumerate() {
+        p.add_trace(
+            line_with_errors(&l.label, &l.points, false)
+                .line(Line::new().color(color(i)))
+                .marker(Marker::new().size(6).color(color(i)))
+                .legend_group(&l.label),
+        );
+        for ((xv, y, _), name) in &l.rules {
+            p.add_trace(
+                Scatter::new(vec![round(*xv); 2], vec![0.0, round(top)])
+                    .mode(Mode::Lines)
+                    .line(Line::new().color(color(i)).dash(DashType::Dot).width(1.0))
+                    .show_legend(false)
+                    .hover_info(plotly::common::HoverInfo::Skip)
+                    .legend_group(&l.label),
+            );
+            p.add_trace(
+                Scatter::new(vec![round(*xv)], vec![round(*y)])
+                    .name(format!("{}, {x}={name}, at {:.3}", l.label, xv))
+                    .mode(Mode::Markers)
+                    .marker(
+                        Marker::new()
+                            .size(14)
+                            .symbol(MarkerSymbol::Diamond)
+                            .color(color(i)),
+                    )
+                    .legend_group(&l.label),
+            );
+        }
+        if let (Some(name), false, None) = (baseline, l.baseline.is_empty(), shared) {
+            p.add_trace(
+                line_with_errors(&format!("{name}, {}", l.label), &l.baseline, true)
+                    .line(Line::new().color(color(i)).dash(DashType::Dash))
+                    .marker(Marker::new().size(5).color(color(i)))
+                    .legend_group(&l.label),
+            );
+        }
+    }
+    let y = y_label.clone().unwrap_or_else(|| names::metric(metric));
+    let axis = crate::markdown::sweep_axis(s, x);
+    let mut l = layout(title, &axis.label, &y);
+    if axis.log {
+        l = l.x_axis(
+            Axis::new()
+                .title(Title::with_text(&axis.label))
+                .type_(AxisType::Log),
+        );
+    }
+    p.set_layout(l);
+    p
+}
+
 /// The figures the scenario asks for (`[[plot]]`), interactive.
 fn figures(page: &mut Page, s: &Summary, dir: &Path) -> Result<()> {
     for plot in &s.plots {
@@ -648,16 +737,17 @@ fn figures(page: &mut Page, s: &Summary, dir: &Path) -> Result<()> {
                 mark,
             } => {
                 let split = crate::markdown::panel_param(s);
-                let mut panels: Vec<(String, Plot)> = Vec::new();
+                // Per panel: its name, its chart and how many lines it has.
+                let mut panels: Vec<(String, Plot, usize)> = Vec::new();
                 for v in &s.variants {
                     let Some(all) = first_series(s, v, dir)? else {
                         continue;
                     };
                     let (panel, name) = crate::markdown::panel_of(v, split.as_deref());
                     if !panels.iter().any(|p| p.0 == panel) {
-                        panels.push((panel.clone(), Plot::new()));
+                        panels.push((panel.clone(), Plot::new(), 0));
                     }
-                    let Some((_, p)) = panels.iter_mut().find(|p| p.0 == panel) else {
+                    let Some((_, p, n)) = panels.iter_mut().find(|p| p.0 == panel) else {
                         continue;
                     };
                     for x in all
@@ -670,7 +760,15 @@ fn figures(page: &mut Page, s: &Summary, dir: &Path) -> Result<()> {
                             name.clone()
                         };
                         let (xs, ys) = decimate(&x.times_s, &x.values, MAX_POINTS);
-                        p.add_trace(Scatter::new(xs, ys).name(&label).mode(Mode::Lines));
+                        // A line and its convergence marker in one colour.
+                        let c = color(*n);
+                        *n += 1;
+                        p.add_trace(
+                            Scatter::new(xs, ys)
+                                .name(&label)
+                                .mode(Mode::Lines)
+                                .line(Line::new().color(c)),
+                        );
                         let at = mark
                             .as_ref()
                             .and_then(|m| v.metrics.get(m))
@@ -687,12 +785,12 @@ fn figures(page: &mut Page, s: &Summary, dir: &Path) -> Result<()> {
                                 Scatter::new(vec![round(t)], vec![round(y)])
                                     .name(format!("{label} converged"))
                                     .mode(Mode::Markers)
-                                    .marker(Marker::new().size(12)),
+                                    .marker(Marker::new().size(12).color(c)),
                             );
                         }
                     }
                 }
-                panels.retain(|(_, p)| !p.data().is_empty());
+                panels.retain(|(_, p, _)| !p.data().is_empty());
                 if panels.is_empty() {
                     continue;
                 }
@@ -710,7 +808,7 @@ fn figures(page: &mut Page, s: &Summary, dir: &Path) -> Result<()> {
                     },
                     esc(&crate::markdown::outage_note(s)),
                 ));
-                for (panel, mut p) in panels {
+                for (panel, mut p, _) in panels {
                     let heading = if panel.is_empty() {
                         title.clone()
                     } else {
@@ -724,32 +822,29 @@ fn figures(page: &mut Page, s: &Summary, dir: &Path) -> Result<()> {
                 title,
                 metric,
                 x,
-                lines: by,
-                scale,
                 y_label,
+                ..
             } => {
-                let lines = crate::markdown::sweep_lines(s, metric, x, by.as_deref(), *scale);
-                if lines.is_empty() {
+                let Some((sweep, baseline_name)) = crate::markdown::sweep_of(s, plot) else {
                     continue;
-                }
-                let mut p = Plot::new();
-                for (label, pts) in lines {
-                    p.add_trace(line_with_errors(&label, &pts, false));
-                }
-                let y = y_label.clone().unwrap_or_else(|| names::metric(metric));
-                let axis = crate::markdown::sweep_axis(s, x);
-                let mut l = layout(title, &axis.label, &y);
-                if axis.log {
-                    l = l.x_axis(
-                        Axis::new()
-                            .title(Title::with_text(&axis.label))
-                            .type_(AxisType::Log),
-                    );
-                }
-                p.set_layout(l);
+                };
+                let p = sweep_chart(
+                    title,
+                    s,
+                    x,
+                    y_label,
+                    metric,
+                    &sweep,
+                    baseline_name.as_deref(),
+                );
                 page.push(&format!(
-                    "<h2>{}</h2>\n<p>Means over seeds, error bars one standard deviation.</p>\n",
-                    esc(title)
+                    "<h2>{}</h2>\n<p>Means over seeds, error bars one standard deviation.{}</p>\n",
+                    esc(title),
+                    esc(&crate::markdown::sweep_note(
+                        &sweep,
+                        x,
+                        baseline_name.as_deref()
+                    ))
                 ));
                 page.chart(&p);
             }

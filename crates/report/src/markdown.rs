@@ -267,7 +267,7 @@ fn plots_section(
                 .map(|x| Line {
                     label: x.entity.trim_start_matches(strip).to_string(),
                     points: points(x),
-                    marks: Vec::new(),
+                    ..Line::default()
                 })
                 .collect()
         };
@@ -411,6 +411,9 @@ pub(crate) fn numeric(v: &serde_json::Value) -> Option<f64> {
     }
 }
 
+/// The palette's grey, for a line that belongs to no other (a shared baseline).
+pub(crate) const GREY: usize = 7;
+
 /// A sweep's x axis: its label with the unit the values are read in, and whether it is
 /// logarithmic (sizes spanning at least a decade, as buffer sweeps do).
 pub(crate) struct SweepAxis {
@@ -463,37 +466,153 @@ pub(crate) fn display(v: &serde_json::Value) -> String {
 /// Points of a line over a parameter: (x, mean, standard deviation over seeds).
 pub(crate) type Points = Vec<(f64, f64, f64)>;
 
+/// What a sweep figure draws, from its `[[plot]] kind = "sweep"` fields.
+pub(crate) struct SweepSpec<'a> {
+    pub metric: &'a str,
+    pub x: &'a str,
+    pub by: Option<&'a str>,
+    pub scale: f64,
+    pub rule_x: Option<&'a str>,
+    pub baseline: Option<&'a str>,
+}
+
+/// One line of a sweep: its points (x, mean, standard deviation over seeds), those of them
+/// that are a rule's (their x from `rule_x`, with the parameter's value: `1rule`), and the
+/// baseline metric over the same variants (numeric x only: a rule gives the baseline's
+/// connection a buffer of its own).
+pub(crate) struct SweepLine {
+    pub label: String,
+    pub points: Points,
+    pub rules: Vec<((f64, f64, f64), String)>,
+    pub baseline: Points,
+}
+
 /// A sweep's lines: one per value of `by` (labelled `by=value`), or one labelled with the
-/// metric in words; each point (x, mean, standard deviation) over seeds, scaled, sorted by
-/// x. Variants whose `x` is not a number or a size are left out.
-pub(crate) fn sweep_lines(
-    s: &Summary,
-    metric: &str,
-    x: &str,
-    by: Option<&str>,
-    scale: f64,
-) -> Vec<(String, Points)> {
-    let mut groups: std::collections::BTreeMap<String, Points> = Default::default();
+/// metric in words; scaled, sorted by x. Variants whose `x` is not a number or a size are
+/// left out, unless `rule_x` places them.
+pub(crate) fn sweep_lines(s: &Summary, spec: &SweepSpec<'_>) -> Vec<SweepLine> {
+    let mut groups: Vec<SweepLine> = Vec::new();
+    let stat = |v: &VariantSummary, m: &str| {
+        v.metrics
+            .get(m)
+            .map(|m| (m.mean * spec.scale, m.std * spec.scale))
+    };
     for v in &s.variants {
-        let (Some(xv), Some(m)) = (v.params.get(x).and_then(numeric), v.metrics.get(metric)) else {
+        let Some(value) = v.params.get(spec.x) else {
             continue;
         };
-        let key = match by.and_then(|b| v.params.get(b)) {
-            Some(value) => format!("{}={}", by.unwrap_or_default(), display(value)),
-            None => crate::names::metric(metric),
+        let fixed = numeric(value);
+        let rule = || v.metrics.get(spec.rule_x?).map(|m| m.mean);
+        let (Some(xv), Some((mean, std))) = (fixed.or_else(rule), stat(v, spec.metric)) else {
+            continue;
         };
-        groups
-            .entry(key)
-            .or_default()
-            .push((xv, m.mean * scale, m.std * scale));
+        let key = match spec.by.and_then(|b| v.params.get(b)) {
+            Some(b) => format!("{}={}", spec.by.unwrap_or_default(), display(b)),
+            None => crate::names::metric(spec.metric),
+        };
+        let at = match groups.iter().position(|l| l.label == key) {
+            Some(at) => at,
+            None => {
+                groups.push(SweepLine {
+                    label: key,
+                    points: Vec::new(),
+                    rules: Vec::new(),
+                    baseline: Vec::new(),
+                });
+                groups.len() - 1
+            }
+        };
+        let line = &mut groups[at];
+        line.points.push((xv, mean, std));
+        if fixed.is_none() {
+            line.rules.push(((xv, mean, std), display(value)));
+        } else if let Some((b, b_std)) = spec.baseline.and_then(|b| stat(v, b)) {
+            line.baseline.push((xv, b, b_std));
+        }
     }
-    groups
-        .into_iter()
-        .map(|(label, mut pts)| {
-            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-            (label, pts)
+    let mut lines = groups;
+    for l in &mut lines {
+        l.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        l.baseline.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    lines
+}
+
+/// A sweep figure's lines and its baseline's name in the legend; None for another kind of
+/// figure, or a sweep with nothing to draw.
+pub(crate) fn sweep_of(s: &Summary, plot: &PlotSpec) -> Option<(Vec<SweepLine>, Option<String>)> {
+    let PlotSpec::Sweep {
+        metric,
+        x,
+        lines: by,
+        scale,
+        rule_x,
+        baseline,
+        baseline_label,
+        ..
+    } = plot
+    else {
+        return None;
+    };
+    let spec = SweepSpec {
+        metric,
+        x,
+        by: by.as_deref(),
+        scale: *scale,
+        rule_x: rule_x.as_deref(),
+        baseline: baseline.as_deref(),
+    };
+    let lines = sweep_lines(s, &spec);
+    let name = baseline_label
+        .clone()
+        .or_else(|| baseline.as_deref().map(crate::names::metric));
+    (!lines.is_empty()).then_some((lines, name))
+}
+
+/// The baseline's points when every line has the same (a baseline that does not depend on
+/// the parameter the lines split by, drawn once rather than once a line).
+pub(crate) fn shared_baseline(lines: &[SweepLine]) -> Option<&Points> {
+    let first = &lines.first()?.baseline;
+    (lines.len() > 1 && !first.is_empty() && lines.iter().all(|l| l.baseline == *first))
+        .then_some(first)
+}
+
+/// What a sweep's rule points and baseline are, in words for under the figure: the rule's
+/// buffer for each line, and the baseline's name.
+pub(crate) fn sweep_note(lines: &[SweepLine], x: &str, baseline: Option<&str>) -> String {
+    let mut note = String::new();
+    let rules: Vec<String> = lines
+        .iter()
+        .flat_map(|l| {
+            l.rules
+                .iter()
+                .map(move |((xv, _, _), _)| format!("{} {xv:.3}", l.label))
         })
-        .collect()
+        .collect();
+    if !rules.is_empty() {
+        let mut names: Vec<&str> = lines
+            .iter()
+            .flat_map(|l| l.rules.iter().map(|r| r.1.as_str()))
+            .collect();
+        names.sort();
+        names.dedup();
+        note += &format!(
+            " The large markers on the lines, with a dotted vertical line each, are the variants whose `{x}` is {} (placed at what it gave, in the axis's unit: {}).",
+            names.join(", "),
+            rules.join("; ")
+        );
+    }
+    if let Some(b) = baseline
+        && lines.iter().any(|l| !l.baseline.is_empty())
+    {
+        note += &match shared_baseline(lines) {
+            Some(_) => format!(
+                " Dashed grey: {b}, given the same `{x}` (the same in every line's variants, drawn once)."
+            ),
+            None => format!(" Dashed, in each line's colour: {b}, given the same `{x}`."),
+        };
+    }
+    note
 }
 
 /// The figures the scenario file asks for.
@@ -603,6 +722,7 @@ fn custom_plots(md: &mut String, s: &Summary, dir: &Path) -> Result<()> {
                             label,
                             points: pts,
                             marks,
+                            ..Line::default()
                         };
                         match panels.iter_mut().find(|p| p.0 == panel) {
                             Some(p) => p.1.push(line),
@@ -675,23 +795,44 @@ fn custom_plots(md: &mut String, s: &Summary, dir: &Path) -> Result<()> {
                 title,
                 metric,
                 x,
-                lines: by,
-                scale,
                 y_label,
+                ..
             } => {
-                let lines: Vec<Line> = sweep_lines(s, metric, x, by.as_deref(), *scale)
-                    .into_iter()
-                    .map(|(label, pts)| {
-                        let pts: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.1)).collect();
-                        Line {
-                            label,
-                            marks: pts.clone(),
-                            points: pts,
-                        }
-                    })
-                    .collect();
-                if lines.is_empty() {
+                let Some((sweep, baseline_name)) = sweep_of(s, plot) else {
                     continue;
+                };
+                let shared = shared_baseline(&sweep);
+                let mut lines: Vec<Line> = Vec::new();
+                if let (Some(name), Some(pts)) = (&baseline_name, shared) {
+                    lines.push(Line {
+                        label: name.clone(),
+                        points: pts.iter().map(|p| (p.0, p.1)).collect(),
+                        color: Some(GREY),
+                        dashed: true,
+                        ..Line::default()
+                    });
+                }
+                for (i, l) in sweep.iter().enumerate() {
+                    let pts: Vec<(f64, f64)> = l.points.iter().map(|p| (p.0, p.1)).collect();
+                    lines.push(Line {
+                        label: l.label.clone(),
+                        marks: pts.clone(),
+                        points: pts,
+                        rules: l.rules.iter().map(|r| (r.0.0, r.0.1)).collect(),
+                        color: Some(i),
+                        dashed: false,
+                    });
+                    if let (Some(name), false, None) =
+                        (&baseline_name, l.baseline.is_empty(), shared)
+                    {
+                        lines.push(Line {
+                            label: format!("{name}, {}", l.label),
+                            points: l.baseline.iter().map(|p| (p.0, p.1)).collect(),
+                            color: Some(i),
+                            dashed: true,
+                            ..Line::default()
+                        });
+                    }
                 }
                 let y = y_label
                     .clone()
@@ -702,12 +843,93 @@ fn custom_plots(md: &mut String, s: &Summary, dir: &Path) -> Result<()> {
                     ..Axes::new(&axis.label, &y)
                 };
                 line_chart(&dir.join(&stem), title, &axes, &lines)?;
+                let note = sweep_note(&sweep, x, baseline_name.as_deref());
                 writeln!(
                     md,
-                    "## {title}\n\nMeans over seeds; variants whose `{x}` is not a number or a size are left out.\n\n![{title}]({stem}.png) ([svg]({stem}.svg))\n"
+                    "## {title}\n\nMeans over seeds; variants whose `{x}` is not a number or a size are left out unless placed by a metric.{note}\n\n![{title}]({stem}.png) ([svg]({stem}.svg))\n"
                 )?;
             }
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::tests::summary_of;
+
+    /// E4's shape: buffers 1 MB and 4 MB and the rule, for two RTT differences; a TCP
+    /// baseline that is the same in both.
+    fn sweep_summary(tcp_differs: bool) -> Summary {
+        let mut s = summary_of("sim", Default::default());
+        let template = s.variants.pop().expect("one variant");
+        for (diff, rule_mb) in [("10ms", 1.0), ("500ms", 25.5)] {
+            for (buffer, goodput) in [("1MB", 20.0), ("4MB", 60.0), ("1rule", 160.0)] {
+                let mut v = template.clone();
+                v.name = format!("buffer={buffer},rtt_diff={diff}");
+                v.params.insert("buffer".into(), buffer.into());
+                v.params.insert("rtt_diff".into(), diff.into());
+                let mb = numeric(&buffer.into()).unwrap_or(rule_mb);
+                let tcp = if tcp_differs && diff == "500ms" {
+                    90.0
+                } else {
+                    97.0
+                };
+                for (m, value) in [
+                    ("group.mptcp.goodput_mbps", goodput),
+                    ("group.mptcp.rcv_buffer_mb", mb),
+                    ("group.tcp.goodput_mbps", tcp),
+                ] {
+                    v.metrics
+                        .insert(m.into(), crate::compare::tests::stats(value));
+                }
+                s.variants.push(v);
+            }
+        }
+        s
+    }
+
+    fn spec<'a>(rule_x: Option<&'a str>) -> SweepSpec<'a> {
+        SweepSpec {
+            metric: "group.mptcp.goodput_mbps",
+            x: "buffer",
+            by: Some("rtt_diff"),
+            scale: 1.0,
+            rule_x,
+            baseline: Some("group.tcp.goodput_mbps"),
+        }
+    }
+
+    #[test]
+    fn a_rules_variant_is_placed_at_the_buffer_it_gave_and_marked() {
+        let s = sweep_summary(false);
+        let lines = sweep_lines(&s, &spec(Some("group.mptcp.rcv_buffer_mb")));
+        let labels: Vec<&str> = lines.iter().map(|l| l.label.as_str()).collect();
+        assert_eq!(labels, ["rtt_diff=10ms", "rtt_diff=500ms"]);
+        let slow = &lines[1];
+        let xs: Vec<f64> = slow.points.iter().map(|p| p.0).collect();
+        assert_eq!(xs, [1.0, 4.0, 25.5]);
+        assert_eq!(slow.rules, [((25.5, 160.0, 0.0), "1rule".to_string())]);
+        // The baseline only where the buffer is the same for both connections.
+        let bx: Vec<f64> = slow.baseline.iter().map(|p| p.0).collect();
+        assert_eq!(bx, [1.0, 4.0]);
+        assert!(shared_baseline(&lines).is_some());
+        let note = sweep_note(&lines, "buffer", Some("TCP"));
+        assert!(note.contains("rtt_diff=500ms 25.500"), "{note}");
+        assert!(note.contains("drawn once"), "{note}");
+    }
+
+    #[test]
+    fn without_a_metric_to_place_it_a_rule_is_left_out_and_baselines_that_differ_stay_apart() {
+        let s = sweep_summary(true);
+        let lines = sweep_lines(&s, &spec(None));
+        assert!(
+            lines
+                .iter()
+                .all(|l| l.rules.is_empty() && l.points.len() == 2)
+        );
+        assert!(shared_baseline(&lines).is_none());
+        assert!(sweep_note(&lines, "buffer", Some("TCP")).contains("each line's colour"));
+    }
 }

@@ -246,37 +246,19 @@ where
             .background_style(WHITE.mix(0.8))
             .border_style(BLACK)
             .label_font(("sans-serif", 11))
-            .position(quiet_corner(panel, (x0, x1), y1))
+            .position(crate::plots::quiet_corner(
+                panel
+                    .lines
+                    .iter()
+                    .flat_map(|l| &l.points)
+                    .map(|p| (p.0, p.1)),
+                |x| (x - x0) / (x1 - x0),
+                |y| y / y1,
+            ))
             .draw()
             .map_err(err)?;
     }
     root.present().map_err(err)
-}
-
-/// The corner of a panel with the fewest points under it, for the legend: a legend has as
-/// many rows as lines, and wherever it is fixed it hides some panel's data.
-fn quiet_corner(panel: &Panel, (x0, x1): (f64, f64), y1: f64) -> SeriesLabelPosition {
-    let points = || panel.lines.iter().flat_map(|l| &l.points);
-    let under = |right: bool, upper: bool| {
-        points()
-            .filter(|p| {
-                let x = (p.0 - x0) / (x1 - x0);
-                let y = p.1 / y1;
-                (if right { x >= 0.55 } else { x <= 0.45 })
-                    && (if upper { y >= 0.5 } else { y <= 0.5 })
-            })
-            .count()
-    };
-    [
-        (SeriesLabelPosition::LowerRight, under(true, false)),
-        (SeriesLabelPosition::UpperRight, under(true, true)),
-        (SeriesLabelPosition::LowerLeft, under(false, false)),
-        (SeriesLabelPosition::UpperLeft, under(false, true)),
-    ]
-    .into_iter()
-    .min_by_key(|&(_, n)| n)
-    .map(|(corner, _)| corner)
-    .unwrap_or(SeriesLabelPosition::LowerRight)
 }
 
 #[cfg(test)]

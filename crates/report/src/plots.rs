@@ -8,11 +8,19 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use std::path::Path;
 
+#[derive(Clone, Debug, Default)]
 pub struct Line {
     pub label: String,
     pub points: Vec<(f64, f64)>,
     /// Points to mark with a circle (e.g. a convergence instant).
     pub marks: Vec<(f64, f64)>,
+    /// Points to mark with a large triangle and a dotted vertical line through the chart
+    /// (a rule's point on a sweep).
+    pub rules: Vec<(f64, f64)>,
+    /// The palette entry to draw in (default: the line's position).
+    pub color: Option<usize>,
+    /// Dashed (a baseline), and left out of the legend's solid entries.
+    pub dashed: bool,
 }
 
 const SIZE: (u32, u32) = (900, 480);
@@ -67,7 +75,7 @@ pub(crate) fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
 fn ranges(lines: &[Line], log_x: bool) -> ((f64, f64), (f64, f64)) {
     let finite = lines
         .iter()
-        .flat_map(|l| l.points.iter().chain(&l.marks))
+        .flat_map(|l| l.points.iter().chain(&l.marks).chain(&l.rules))
         .filter(|p| p.0.is_finite() && p.1.is_finite() && (!log_x || p.0 > 0.0));
     let (mut x0, mut x1) = (f64::INFINITY, f64::NEG_INFINITY);
     let (mut y0, mut y1) = (0.0f64, 0.0f64);
@@ -205,7 +213,19 @@ where
         .draw()
         .map_err(err)?;
     for (i, l) in lines.iter().enumerate() {
-        let color = palette(i);
+        let color = palette(l.color.unwrap_or(i));
+        let shown =
+            |p: &&(f64, f64)| p.0.is_finite() && p.1.is_finite() && (!axes.log_x || p.0 > 0.0);
+        for &(x, _) in l.rules.iter().filter(shown) {
+            chart
+                .draw_series(DashedLineSeries::new(
+                    [(x, y0), (x, y1)],
+                    3,
+                    4,
+                    color.mix(0.7).stroke_width(1),
+                ))
+                .map_err(err)?;
+        }
         // Gaps (NaN) split the line rather than drawing through them.
         let mut segment: Vec<(f64, f64)> = Vec::new();
         let mut first = true;
@@ -216,13 +236,31 @@ where
             if seg.is_empty() {
                 return Ok(());
             }
-            let s = chart
-                .draw_series(LineSeries::new(seg.drain(..), color.stroke_width(2)))
-                .map_err(err)?;
+            let style = color.stroke_width(2);
+            let s = if l.dashed {
+                chart
+                    .draw_series(DashedLineSeries::new(std::mem::take(seg), 8, 5, style))
+                    .map_err(err)?
+            } else {
+                // A wide line's joins are mitred; at a sharp turn (a sawtooth's drop) the
+                // mitre shoots far past the data, so the line is split there.
+                let pixels: Vec<(i32, i32)> = seg.iter().map(|p| chart.backend_coord(p)).collect();
+                let mut pieces = Vec::new();
+                let mut from = 0;
+                for at in sharp_turns(&pixels) {
+                    pieces.push(seg[from..=at].to_vec());
+                    from = at;
+                }
+                pieces.push(seg[from..].to_vec());
+                seg.clear();
+                chart
+                    .draw_series(pieces.into_iter().map(|p| PathElement::new(p, style)))
+                    .map_err(err)?
+            };
             if *first {
-                s.label(l.label.clone()).legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-                });
+                let end = if l.dashed { 8 } else { 20 };
+                s.label(l.label.clone())
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + end, y)], style));
                 *first = false;
             }
             Ok(())
@@ -239,20 +277,65 @@ where
             .draw_series(
                 l.marks
                     .iter()
-                    .filter(|p| p.0.is_finite() && p.1.is_finite() && (!axes.log_x || p.0 > 0.0))
+                    .filter(shown)
                     .map(|&p| Circle::new(p, 6, color.stroke_width(3))),
+            )
+            .map_err(err)?;
+        chart
+            .draw_series(
+                l.rules
+                    .iter()
+                    .filter(shown)
+                    .map(|&p| TriangleMarker::new(p, 10, color.filled())),
             )
             .map_err(err)?;
     }
     if lines.len() > 1 {
-        legend(&mut chart)?;
+        let (x0, x1) = (chart.x_range().start, chart.x_range().end);
+        let fx = |x: f64| {
+            if axes.log_x {
+                (x.ln() - x0.ln()) / (x1.ln() - x0.ln())
+            } else {
+                (x - x0) / (x1 - x0)
+            }
+        };
+        let all = lines
+            .iter()
+            .flat_map(|l| l.points.iter().chain(&l.rules))
+            .copied();
+        legend(&mut chart, quiet_corner(all, fx, |y| (y - y0) / (y1 - y0)))?;
     }
     Ok(())
 }
 
-/// Draws the series' legend in the upper right corner.
+/// The points of a polyline (in pixels) at which it turns by more than a right angle, so
+/// that a mitred join there would reach beyond the line's width; points that repeat the one
+/// before are passed over.
+fn sharp_turns(pixels: &[(i32, i32)]) -> Vec<usize> {
+    let mut turns = Vec::new();
+    let mut last: Option<(i64, i64)> = None;
+    for i in 1..pixels.len() {
+        let d = (
+            i64::from(pixels[i].0 - pixels[i - 1].0),
+            i64::from(pixels[i].1 - pixels[i - 1].1),
+        );
+        if d == (0, 0) {
+            continue;
+        }
+        if let Some(prev) = last
+            && prev.0 * d.0 + prev.1 * d.1 < 0
+        {
+            turns.push(i - 1);
+        }
+        last = Some(d);
+    }
+    turns
+}
+
+/// Draws the series' legend in the corner with the fewest points under it.
 fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
     chart: &mut ChartContext<'a, DB, CT>,
+    corner: SeriesLabelPosition,
 ) -> Result<()>
 where
     DB::ErrorType: 'static,
@@ -261,7 +344,59 @@ where
         .configure_series_labels()
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperRight)
+        .position(corner)
         .draw()
         .map_err(err)
+}
+
+/// The corner of a chart with the fewest of `points` under it, for the legend: a legend
+/// has as many rows as lines, and wherever it is fixed it hides some chart's data. `fx`
+/// and `fy` place a point on the chart, 0 to 1 from the lower left.
+pub(crate) fn quiet_corner(
+    points: impl Iterator<Item = (f64, f64)> + Clone,
+    fx: impl Fn(f64) -> f64,
+    fy: impl Fn(f64) -> f64,
+) -> SeriesLabelPosition {
+    let under = |right: bool, upper: bool| {
+        points
+            .clone()
+            .filter(|&(x, y)| {
+                let (x, y) = (fx(x), fy(y));
+                (if right { x >= 0.55 } else { x <= 0.45 })
+                    && (if upper { y >= 0.5 } else { y <= 0.5 })
+            })
+            .count()
+    };
+    [
+        (SeriesLabelPosition::LowerRight, under(true, false)),
+        (SeriesLabelPosition::UpperRight, under(true, true)),
+        (SeriesLabelPosition::LowerLeft, under(false, false)),
+        (SeriesLabelPosition::UpperLeft, under(false, true)),
+    ]
+    .into_iter()
+    .min_by_key(|&(_, n)| n)
+    .map(|(corner, _)| corner)
+    .unwrap_or(SeriesLabelPosition::LowerRight)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sharp_turns;
+
+    #[test]
+    fn a_sawtooth_is_split_at_its_peaks_and_troughs_only() {
+        // Up gently (y falls in pixels), down at once, up again; a repeated point and a
+        // straight run are not turns.
+        let tooth = [
+            (0, 100),
+            (10, 80),
+            (20, 60),
+            (21, 100),
+            (21, 100),
+            (30, 80),
+            (40, 60),
+        ];
+        assert_eq!(sharp_turns(&tooth), vec![2, 4]);
+        assert!(sharp_turns(&[(0, 0), (5, 0), (10, 1), (15, 3)]).is_empty());
+    }
 }

@@ -79,10 +79,13 @@ pub enum Quantity {
     Timeouts,
     /// Tail loss probes the subflows sent (`TcpExtTCPLossProbes`).
     LossProbes,
+    /// The receive buffer each of a group's connections had, in MB (10^6 bytes): the
+    /// scenario's `rcv_buffer`, a multiple of the rule resolved over the group's paths.
+    RcvBufferMb,
 }
 
 impl Quantity {
-    pub const ALL: [Quantity; 18] = [
+    pub const ALL: [Quantity; 19] = [
         Quantity::GoodputMbps,
         Quantity::GoodputMbpsPerFlow,
         Quantity::GoodputStdMbps,
@@ -101,6 +104,7 @@ impl Quantity {
         Quantity::RetransmittedSegments,
         Quantity::Timeouts,
         Quantity::LossProbes,
+        Quantity::RcvBufferMb,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -123,6 +127,7 @@ impl Quantity {
             Quantity::RetransmittedSegments => "retransmitted_segments",
             Quantity::Timeouts => "timeouts",
             Quantity::LossProbes => "loss_probes",
+            Quantity::RcvBufferMb => "rcv_buffer_mb",
         }
     }
 

@@ -167,6 +167,18 @@ pub enum PlotSpec {
         #[serde(default = "unit_scale")]
         scale: f64,
         y_label: Option<String>,
+        /// Where `x` is not a number or a size (a multiple of a rule, `1rule`), place the
+        /// variant at this metric's mean instead (`group.<g>.rcv_buffer_mb`, the buffer the
+        /// rule gave) and mark it apart from the line: the rule's point.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rule_x: Option<String>,
+        /// Another metric of the same variants drawn against the same `x`, dashed, one line
+        /// per line of the sweep (a single-path TCP connection given the same buffer).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        baseline: Option<String>,
+        /// The baseline's name in the legend (the metric's name in words if not given).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        baseline_label: Option<String>,
     },
     /// Metrics against a parameter, in one panel per value of `panels` (the paper's columns,
     /// one per selector), each panel drawing the `baseline` value's lines solid and its own

@@ -53,9 +53,19 @@ pub fn check_plots(plots: &[PlotSpec], params: &Params, names: &Names<'_>, p: &m
                 }
             }
             PlotSpec::Sweep {
-                x, lines, metric, ..
+                x,
+                lines,
+                metric,
+                rule_x,
+                baseline,
+                ..
             } => {
                 check_metric(at("metric"), metric, names, p);
+                for (field, m) in [("rule_x", rule_x), ("baseline", baseline)] {
+                    if let Some(m) = m {
+                        check_metric(at(field), m, names, p);
+                    }
+                }
                 for (field, name) in [("x", Some(x)), ("lines", lines.as_ref())] {
                     if let Some(n) = name
                         && !params.contains_key(n)
