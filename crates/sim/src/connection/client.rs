@@ -354,10 +354,7 @@ impl Client {
 
     /// The timer table follows subflow `s`'s transmission timer.
     fn sync_timer(&mut self, s: usize) {
-        match self.subflows[s].tx.timer_deadline() {
-            Some(at) => self.timers.set(s, at),
-            None => self.timers.stop(s),
-        }
+        self.timers.follow(s, self.subflows[s].tx.timer_deadline());
     }
 
     /// The data level advanced: the timer starts over, or stops when everything written
@@ -444,10 +441,8 @@ impl Client {
                 (seq, dsn)
             }
             None => {
-                let seq = tx.send_probe(now).or_else(|| {
-                    // The probe's new data went meanwhile: re-send the last segment.
-                    (tx.outstanding() > 0).then(|| tx.snd_nxt - 1)
-                })?;
+                tx.resend_instead_of_new_data();
+                let seq = tx.send_probe(now)?;
                 (seq, tx.dsn_of(seq))
             }
         };
@@ -544,10 +539,7 @@ impl Client {
                 sf.tx.after_new_data(now);
             }
             if sent_here {
-                match sf.tx.timer_deadline() {
-                    Some(at) => self.timers.set(s, at),
-                    None => self.timers.stop(s),
-                }
+                self.timers.follow(s, sf.tx.timer_deadline());
             }
         }
     }

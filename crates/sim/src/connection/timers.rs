@@ -108,6 +108,14 @@ impl TimerTable {
         }
     }
 
+    /// Sets the timer to `deadline`, or stops it when there is none.
+    pub fn follow(&mut self, timer: impl Into<Timer>, deadline: Option<Nanos>) {
+        match deadline {
+            Some(at) => self.set(timer, at),
+            None => self.stop(timer),
+        }
+    }
+
     pub fn stop(&mut self, timer: impl Into<Timer>) {
         let timer = timer.into();
         if self.get(timer).is_some() {

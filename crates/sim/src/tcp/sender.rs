@@ -722,6 +722,14 @@ impl Sender {
         }
     }
 
+    /// A probe due to carry new data finds none: it re-sends the last segment instead, as
+    /// `tcp_send_loss_probe()` does when the send queue is empty.
+    pub fn resend_instead_of_new_data(&mut self) {
+        if self.probe == Some(Probe::NewData) && self.outstanding() > 0 {
+            self.probe = Some(Probe::Resend(self.snd_nxt - 1));
+        }
+    }
+
     /// Sends the due probe again at `now` when it re-sends a segment; returns that
     /// segment's sequence number. For a probe of new data the caller sends it with
     /// `send_new` (whatever the window) and then calls this, which returns `None`.
