@@ -8,7 +8,8 @@
 //!   remove.
 //! - [`state`]: the coupling state each program publishes per subflow, for `cc show`.
 //! - [`system`]: what the kernel must offer, with a clear error when it does not.
-//! - [`matcp`]: MATCP's path selection per TCP connection (`cgroup/connect4` and `sockops`).
+//! - [`matcp`]: MATCP's path selection per TCP connection (`cgroup/connect4`,
+//!   `cgroup/connect6` and `sockops`).
 
 pub mod algorithm;
 pub mod error;

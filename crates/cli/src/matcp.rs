@@ -1,5 +1,6 @@
 //! `mptcp-lab matcp install|status|remove|bench`: MATCP's path selection per TCP connection
-//! on this kernel (eBPF `cgroup/connect4` and `sockops`, crates/bpf/src/matcp).
+//! on this kernel (eBPF `cgroup/connect4`, `cgroup/connect6` and `sockops`,
+//! crates/bpf/src/matcp).
 
 mod bench;
 mod probe;
@@ -8,8 +9,8 @@ mod status;
 use anyhow::Result;
 use clap::{Subcommand, ValueEnum};
 use mptcp_bpf::matcp::install::{self, Config, Matcp};
-use mptcp_bpf::matcp::{MatcpError, Selector};
-use std::net::Ipv4Addr;
+use mptcp_bpf::matcp::{MatcpError, PathAddrs, Selector};
+use std::net::IpAddr;
 use std::path::PathBuf;
 use testbed::cleanup;
 use testbed::netlink::Rtnl;
@@ -22,9 +23,12 @@ pub enum MatcpAction {
         #[arg(long, value_enum)]
         selector: SelectorArg,
         /// The paths' source addresses, one per uplink, each routed out of its uplink by a
-        /// rule `ip rule add from ADDR table T`; the first is single-path's.
+        /// rule `ip rule add from ADDR table T` (`ip -6 rule` for IPv6); the first is
+        /// single-path's. IPv4 or IPv6 (the connections of that family are placed), or one
+        /// of each as ADDR4+ADDR6 (both are, sharing the uplink's statistics); every path
+        /// has the same families.
         #[arg(long = "path", value_delimiter = ',', required = true)]
-        paths: Vec<Ipv4Addr>,
+        paths: Vec<PathAddrs>,
         /// A cgroup v2 directory; default the root of the cgroup v2 hierarchy.
         #[arg(long)]
         cgroup: Option<PathBuf>,
@@ -35,9 +39,10 @@ pub enum MatcpAction {
         /// What RTT variation reads: SRTT less the path's smallest RTT, or RFC 6298 RTTVAR.
         #[arg(long, value_enum, default_value_t = VariationArg::Queueing)]
         variation: VariationArg,
-        /// Each path must have a route from its address to here.
-        #[arg(long, default_value = "198.51.100.1")]
-        check_dst: Ipv4Addr,
+        /// Each path must have a route from its address to here: the destination of the
+        /// address's family, the default one if none is given.
+        #[arg(long, value_delimiter = ',', default_value = DEFAULT_CHECK_DST)]
+        check_dst: Vec<IpAddr>,
     },
     /// Per-path statistics and choices, live.
     Status {
@@ -121,7 +126,7 @@ pub fn run(action: MatcpAction) -> Result<bool> {
                 cwnd_clamp: None,
             };
             config.validate()?;
-            check_paths(&config.paths, check_dst)?;
+            check_paths(&config.paths, &check_dst)?;
             let installed = matcp().install(&config)?;
             println!(
                 "matcp: {} over {} path(s) for cgroup {}{} (programs {:?})",
@@ -177,17 +182,33 @@ fn matcp() -> Matcp {
     Matcp::from_env(PathBuf::from("/sys/fs/bpf").join(cleanup::owned_name("matcp-new")))
 }
 
-/// Each path must be one of this host's addresses (bpf_bind would fail on every
-/// connection otherwise) and have a route out from it.
-fn check_paths(paths: &[Ipv4Addr], dst: Ipv4Addr) -> Result<(), MatcpError> {
-    for &addr in paths {
+/// Addresses that only a default route reaches (RFC 5737's TEST-NET-2, RFC 3849's
+/// documentation prefix): a path that reaches them reaches the Internet.
+const DEFAULT_CHECK_DST: &str = "198.51.100.1,2001:db8::1";
+
+/// Each path's addresses must be this host's (bpf_bind would fail on every connection
+/// otherwise) and have a route out from them.
+fn check_paths(paths: &[PathAddrs], dsts: &[IpAddr]) -> Result<(), MatcpError> {
+    for addr in paths.iter().flat_map(PathAddrs::addrs) {
         if let Err(e) = std::net::UdpSocket::bind((addr, 0)) {
             return Err(MatcpError::NotLocal(addr, e.to_string()));
         }
+        let dst = check_dst_for(addr, dsts);
         let routed = Rtnl::open().and_then(|mut r| r.output_interface(addr, dst));
         if routed.is_err() {
             return Err(MatcpError::NoRoute { addr, dst });
         }
     }
     Ok(())
+}
+
+/// The destination of `addr`'s family among `dsts`, else the default one of that family.
+fn check_dst_for(addr: IpAddr, dsts: &[IpAddr]) -> IpAddr {
+    let same_family = |d: &IpAddr| d.is_ipv4() == addr.is_ipv4();
+    dsts.iter().copied().find(same_family).unwrap_or_else(|| {
+        (DEFAULT_CHECK_DST.split(','))
+            .filter_map(|d| d.parse().ok())
+            .find(same_family)
+            .expect("a default of each family")
+    })
 }

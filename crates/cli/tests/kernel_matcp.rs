@@ -9,6 +9,9 @@
 //! the client's side, so that the probes' own initial windows (40 KB each) queue there for
 //! tens of milliseconds and overflow it (retransmissions, often a timeout). Path 0 is an
 //! unlimited veth (tens of microseconds) unless a test says otherwise.
+//!
+//! Both uplinks carry IPv4 and IPv6 (fd00:7:1::/64 and fd00:7:2::/64, the second routed by
+//! an `ip -6 rule` as the IPv4 one is), and the sink listens on both.
 
 mod support;
 
@@ -24,6 +27,11 @@ const SERVER: &str = "10.7.1.2:5301";
 const CLOSED: &str = "10.7.1.2:5399";
 const PATH0: &str = "10.7.1.1";
 const PATH1: &str = "10.7.2.1";
+const SERVER6: &str = "[fd00:7:1::2]:5301";
+const PATH0_6: &str = "fd00:7:1::1";
+const PATH1_6: &str = "fd00:7:2::1";
+/// The server's IPv4 address as a dual-stack AF_INET6 socket names it.
+const SERVER_MAPPED: &str = "[::ffff:10.7.1.2]:5301";
 /// How long the kernel may take to free a detached program.
 const PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
 
@@ -46,6 +54,7 @@ fn uplinks(tag: &str, path0_rate: Option<&str>) -> Uplinks {
     client
         .ip("route add 10.7.1.0/24 via 10.7.2.2 dev c1 table 102")
         .unwrap();
+    add_ipv6(&client, &server);
     client
         .tc("qdisc add dev c1 root tbf rate 1mbit burst 3000 limit 6000")
         .unwrap();
@@ -57,7 +66,7 @@ fn uplinks(tag: &str, path0_rate: Option<&str>) -> Uplinks {
             .unwrap();
     }
     let sink = server
-        .spawn(bin(), &["matcp", "sink", "--listen", "0.0.0.0:5301"], &[])
+        .spawn(bin(), &["matcp", "sink", "--listen", "[::]:5301"], &[])
         .expect("sink");
     std::thread::sleep(std::time::Duration::from_millis(200));
     Uplinks {
@@ -67,6 +76,25 @@ fn uplinks(tag: &str, path0_rate: Option<&str>) -> Uplinks {
         client,
         server,
     }
+}
+
+/// The same uplinks in IPv6: fd00:7:x::1 on the client's cx, fd00:7:x::2 on the server's
+/// sx. `nodad`: an address in duplicate address detection is `tentative`, and neither bind
+/// nor bpf_bind takes it until that is over (about a second).
+fn add_ipv6(client: &Netns, server: &Netns) {
+    for x in 1..=2 {
+        let dev = x - 1;
+        client
+            .ip(&format!("-6 addr add fd00:7:{x}::1/64 dev c{dev} nodad"))
+            .unwrap();
+        server
+            .ip(&format!("-6 addr add fd00:7:{x}::2/64 dev s{dev} nodad"))
+            .unwrap();
+    }
+    client.ip("-6 rule add from fd00:7:2::1 table 102").unwrap();
+    client
+        .ip("-6 route add fd00:7:1::/64 via fd00:7:2::2 dev c1 table 102")
+        .unwrap();
 }
 
 impl Uplinks {
@@ -88,7 +116,13 @@ impl Uplinks {
 
     fn install(&self, extra: &[&str]) {
         let cgroup = self.cgroup.path.to_string_lossy().to_string();
-        let mut args = vec!["install", "--cgroup", &cgroup, "--check-dst", "10.7.1.2"];
+        let mut args = vec![
+            "install",
+            "--cgroup",
+            &cgroup,
+            "--check-dst",
+            "10.7.1.2,fd00:7:1::2",
+        ];
         args.extend_from_slice(extra);
         let out = self.matcp(&args);
         assert!(
@@ -115,6 +149,15 @@ impl Uplinks {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
+    }
+
+    /// Installs `selector` over `paths` and makes LOADED_RUN connections of 40 KB to `to`,
+    /// one after the other; their sources.
+    fn loaded_run(&self, selector: &[&str], paths: &str, to: &str) -> Vec<String> {
+        let mut args = selector.to_vec();
+        args.extend(["--path", paths]);
+        self.install(&args);
+        sources(&self.connect(to, LOADED_RUN, 40_000))
     }
 
     /// `count` sequential connections from inside the cgroup, `bytes` each; their sources.
@@ -168,8 +211,59 @@ fn setup(test: &str, tag: &str, path0_rate: Option<&str>) -> Option<(Turn, Vec<u
 
 type Turn = std::sync::MutexGuard<'static, ()>;
 
+/// Drops the fixture (removing the installation) and checks that no program of ours loaded
+/// since `baseline` outlived it.
+fn assert_nothing_left(up: Uplinks, baseline: &[u32]) {
+    drop(up);
+    assert_eq!(
+        programs_beyond(baseline, PATIENCE),
+        Vec::<u32>::new(),
+        "programs left after remove"
+    );
+}
+
 fn path_u64(status: &Value, path: usize, field: &str) -> u64 {
     status["paths"][path][field].as_u64().unwrap_or(0)
+}
+
+/// Connections one after the other in the runs over the loaded uplink.
+const LOADED_RUN: usize = 30;
+
+/// What `matcp status` and the sources of LOADED_RUN connections of 40 KB must show under a
+/// measuring selector: after the first connections measured each path, the unloaded path
+/// 0 takes (nearly) all; every connection was counted when chosen and when it ended; path
+/// 1 measured as loaded.
+fn assert_the_loaded_path_was_left(
+    selector: &[&str],
+    placed: &[String],
+    status: &Value,
+    paths: [&str; 2],
+) {
+    const LATE: usize = 20;
+    let n = placed.len();
+    eprintln!("{selector:?}: {placed:?}\n{status}");
+    assert_eq!(n, LOADED_RUN, "{selector:?}: every connection completes");
+    let late_on_path0 = placed[n - LATE..].iter().filter(|s| *s == paths[0]).count();
+    assert!(
+        late_on_path0 >= 18,
+        "{selector:?}: {late_on_path0} of the last {LATE} on the unloaded path: {placed:?}"
+    );
+    // The statistics outlive the connections: every one was counted when it ended.
+    let choices: u64 = (0..2).map(|p| path_u64(status, p, "choices")).sum();
+    let ended: u64 = (0..2).map(|p| path_u64(status, p, "connections")).sum();
+    assert_eq!((choices, ended), (n as u64, n as u64), "{status}");
+    assert_eq!(status["bind_errors"], 0);
+    for (p, addr) in paths.iter().enumerate() {
+        let on_p = placed.iter().filter(|s| s == addr).count() as u64;
+        assert_eq!(path_u64(status, p, "choices"), on_p, "{status}");
+    }
+    if path_u64(status, 1, "connections") > 0 {
+        assert!(
+            path_u64(status, 1, "rtt_ns") > 10 * path_u64(status, 0, "rtt_ns"),
+            "the loaded uplink measures slower: {status}"
+        );
+        assert!(path_u64(status, 1, "retransmits") > 0, "{status}");
+    }
 }
 
 #[test]
@@ -186,38 +280,11 @@ fn new_connections_leave_the_loaded_uplink_under_each_selector() {
         &["--selector", "drops"],
         &["--selector", "weighted-rtt"],
     ];
-    const N: usize = 30;
     for selector in selectors {
-        let mut args = selector.to_vec();
-        args.extend(["--path", &paths]);
-        up.install(&args);
-        let placed = sources(&up.connect(SERVER, N, 40_000));
+        let placed = up.loaded_run(selector, &paths, SERVER);
         let status = up.status();
         up.remove();
-        eprintln!("{selector:?}: {placed:?}\n{status}");
-        assert_eq!(placed.len(), N, "{selector:?}: every connection completes");
-        // Once each path has been measured (the first connections), the unloaded one wins.
-        let late_on_path0 = placed[N - 20..].iter().filter(|s| *s == PATH0).count();
-        assert!(
-            late_on_path0 >= 18,
-            "{selector:?}: {late_on_path0} of the last 20 on the unloaded path: {placed:?}"
-        );
-        // The statistics outlive the connections: every one was counted when it ended.
-        let choices: u64 = (0..2).map(|p| path_u64(&status, p, "choices")).sum();
-        let ended: u64 = (0..2).map(|p| path_u64(&status, p, "connections")).sum();
-        assert_eq!((choices, ended), (N as u64, N as u64), "{status}");
-        assert_eq!(status["bind_errors"], 0);
-        for p in 0..2 {
-            let on_p = placed.iter().filter(|s| *s == [PATH0, PATH1][p]).count() as u64;
-            assert_eq!(path_u64(&status, p, "choices"), on_p, "{status}");
-        }
-        if path_u64(&status, 1, "connections") > 0 {
-            assert!(
-                path_u64(&status, 1, "rtt_ns") > 10 * path_u64(&status, 0, "rtt_ns"),
-                "the loaded uplink measures slower: {status}"
-            );
-            assert!(path_u64(&status, 1, "retransmits") > 0, "{status}");
-        }
+        assert_the_loaded_path_was_left(selector, &placed, &status, [PATH0, PATH1]);
     }
     // Single path: every connection on the first path given, here the loaded one.
     up.install(&[
@@ -236,12 +303,68 @@ fn new_connections_leave_the_loaded_uplink_under_each_selector() {
     assert_eq!(elsewhere, vec!["10.7.1.2".to_string(); 3]);
     assert_eq!(path_u64(&status, 0, "choices"), 5, "{status}");
     assert_eq!(status["bind_errors"], 0, "{status}");
-    drop(up);
-    assert_eq!(
-        programs_beyond(&baseline, PATIENCE),
-        Vec::<u32>::new(),
-        "programs left after remove"
+    assert_nothing_left(up, &baseline);
+}
+
+#[test]
+fn new_ipv6_connections_leave_the_loaded_uplink_and_share_its_statistics_with_ipv4() {
+    let test = "new_ipv6_connections_leave_the_loaded_uplink_and_share_its_statistics_with_ipv4";
+    let Some((_turn, baseline, up)) = setup(test, "v6", None) else {
+        return;
+    };
+    // IPv6 paths only (cgroup/connect6): placed and measured as the IPv4 ones are, while
+    // IPv4 connections, whose family the paths lack, are neither placed nor counted.
+    let paths = format!("{PATH0_6},{PATH1_6}");
+    let selectors: [&[&str]; 2] = [&["--selector", "rtt"], &["--selector", "drops"]];
+    for selector in selectors {
+        let placed = up.loaded_run(selector, &paths, SERVER6);
+        // To the server's address on uplink 1: left alone, it leaves from that uplink's
+        // own address.
+        let ipv4 = sources(&up.connect("10.7.2.2:5301", 2, 1_000));
+        let status = up.status();
+        up.remove();
+        assert_eq!(ipv4, vec![PATH1.to_string(); 2], "IPv4 left alone");
+        // Unmeasured, path 1 is tried early: only bpf_bind sends a connection to the
+        // server's uplink-0 address out of uplink 1.
+        assert!(placed.iter().any(|s| s == PATH1_6), "{placed:?}");
+        assert_eq!(status["paths"][0]["addr6"], PATH0_6, "{status}");
+        assert!(status["paths"][0]["addr4"].is_null(), "{status}");
+        assert_the_loaded_path_was_left(selector, &placed, &status, [PATH0_6, PATH1_6]);
+    }
+
+    // One address of each family per uplink: one set of statistics per uplink. IPv6
+    // connections measure both, then IPv4 ones (connect4) and IPv4-mapped ones from
+    // AF_INET6 sockets (connect6) start on the unloaded uplink at once, never having
+    // measured the loaded one themselves.
+    let dual = |a4: &str, a6: &str| format!("{a4}+{a6}");
+    up.install(&[
+        "--selector",
+        "rtt",
+        "--path",
+        &format!("{},{}", dual(PATH0, PATH0_6), dual(PATH1, PATH1_6)),
+    ]);
+    let over_ipv6 = sources(&up.connect(SERVER6, 6, 40_000));
+    let measured = up.status();
+    let over_ipv4 = sources(&up.connect(SERVER, 5, 40_000));
+    let mapped = sources(&up.connect(SERVER_MAPPED, 5, 40_000));
+    let status = up.status();
+    up.remove();
+    eprintln!("{over_ipv6:?} {over_ipv4:?} {mapped:?}\n{status}");
+    assert!(
+        path_u64(&measured, 1, "rtt_ns") > 10 * path_u64(&measured, 0, "rtt_ns"),
+        "IPv6 connections measured the loaded uplink: {over_ipv6:?} {measured}"
     );
+    assert_eq!(over_ipv4, vec![PATH0.to_string(); 5], "{status}");
+    assert_eq!(mapped, vec![format!("::ffff:{PATH0}"); 5], "{status}");
+    let on_path0 = over_ipv6.iter().filter(|s| *s == PATH0_6).count() as u64 + 10;
+    assert_eq!(path_u64(&status, 0, "choices"), on_path0, "{status}");
+    let ended: u64 = (0..2).map(|p| path_u64(&status, p, "connections")).sum();
+    assert_eq!(
+        ended, 16,
+        "every connection observed on its uplink: {status}"
+    );
+    assert_eq!(status["bind_errors"], 0, "{status}");
+    assert_nothing_left(up, &baseline);
 }
 
 #[test]
@@ -294,8 +417,7 @@ fn the_refresh_constant_resets_every_measure_after_r_choices_of_one_path() {
         refreshes >= 2,
         "{refreshes} refreshes in {N} connections: {placed:?}"
     );
-    drop(up);
-    assert_eq!(programs_beyond(&baseline, PATIENCE), Vec::<u32>::new());
+    assert_nothing_left(up, &baseline);
 }
 
 #[test]
@@ -399,6 +521,24 @@ fn errors_and_a_killed_install_leave_nothing_behind() {
         "is not an address of this host",
     );
     refused_install(PATH0, "203.0.113.9", &cgroup, "no route from 10.7.1.1");
+    refused_install(
+        "fd00:7:99::1",
+        "fd00:7:1::2",
+        &cgroup,
+        "fd00:7:99::1 is not an address of this host",
+    );
+    refused_install(
+        PATH0_6,
+        "2001:db8::9",
+        &cgroup,
+        "no route from fd00:7:1::1 to 2001:db8::9",
+    );
+    refused_install(
+        &format!("{PATH0}+{PATH0_6},{PATH1}"),
+        "10.7.1.2",
+        &cgroup,
+        "differ in address families",
+    );
     refused_install(PATH0, "10.7.1.2", "/tmp", "is not a cgroup v2 directory");
     refused_install(
         &format!("{PATH0},{PATH0}"),

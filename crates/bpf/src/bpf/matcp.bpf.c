@@ -10,6 +10,10 @@
  *   BIND_FORCE_ADDRESS_NO_PORT, net/ipv4/af_inet.c: the address only, the port still comes
  *   at connect). A policy rule `ip rule add from ADDR table T` then sends the connection
  *   over that uplink. A socket the application bound itself keeps its address.
+ * - cgroup/connect6 does the same for AF_INET6 sockets (tcp_v6_pre_connect,
+ *   net/ipv6/tcp_ipv6.c; bpf_bind goes to __inet6_bind, net/ipv6/af_inet6.c), with the same
+ *   selector, choice counts and statistics: a path is an uplink, and its IPv4 and IPv6
+ *   addresses (matcp_state.h) lead over the same link.
  * - sockops follows the connections that leave from a path's address
  *   (include/uapi/linux/bpf.h): BPF_SOCK_OPS_TCP_CONNECT_CB, when the SYN is about to go,
  *   asks for BPF_SOCK_OPS_RTO_CB (each timeout, SYN timeouts included, from
@@ -31,6 +35,7 @@
 char _license[] SEC("license") = "Dual MIT/GPL";
 
 #define MATCP_AF_INET 2
+#define MATCP_AF_INET6 10
 #define MATCP_SOCK_STREAM 1
 #define MATCP_IPPROTO_TCP 6
 #define MATCP_TCP_CLOSE 7 /* BPF_TCP_CLOSE */
@@ -76,46 +81,188 @@ static __always_inline int matcp_our_netns(const struct matcp_state *st, u64 coo
 	return !st->netns_cookie || cookie == st->netns_cookie;
 }
 
+/* Whether the socket is still unbound: bpf_bind would fail on one the application bound
+ * (inet_bind checks inet_num), and its own choice of address stands. An AF_INET6 socket's
+ * src_ip4 is not its address (__inet6_bind sets 127.0.0.6 there for IPv6 ones). */
+static __always_inline int matcp_unbound4(const struct bpf_sock *sk)
+{
+	return sk && !sk->src_ip4 && !sk->src_port;
+}
+
+static __always_inline int matcp_unbound6(const struct bpf_sock *sk)
+{
+	return sk && !(sk->src_ip6[0] | sk->src_ip6[1] | sk->src_ip6[2] | sk->src_ip6[3]) &&
+	       !sk->src_port;
+}
+
+/* The state, if this connect() is one to place: a TCP stream socket, the installation's
+ * paths having addresses of `family` (MATCP_FAMILY_*), in the namespace of the paths. */
+static __always_inline struct matcp_state *matcp_placing(struct bpf_sock_addr *ctx, u32 family)
+{
+	struct matcp_state *st;
+
+	if (ctx->type != MATCP_SOCK_STREAM || ctx->protocol != MATCP_IPPROTO_TCP)
+		return 0;
+	st = matcp_get();
+	if (!st || !(st->families & family) || !matcp_our_netns(st, bpf_get_netns_cookie(ctx)))
+		return 0;
+	return st;
+}
+
+/* The selector's choice for a new connection, counted. The paths' addresses are written
+ * once, before the programs are attached: the caller reads them outside the lock. */
+static __always_inline u32 matcp_choose_counted(struct matcp_state *st)
+{
+	/* Drawn before the lock: no helper may be called while it is held. */
+	u32 draw = bpf_get_prandom_u32(), chosen;
+
+	bpf_spin_lock(&st->lock);
+	chosen = matcp_choose(&st->sel, draw) & (MATCP_MAX_PATHS - 1);
+	st->stats[chosen].choices++;
+	bpf_spin_unlock(&st->lock);
+	return chosen;
+}
+
+static __always_inline void matcp_bind(struct bpf_sock_addr *ctx, struct matcp_state *st,
+				       void *sa, int len)
+{
+	if (bpf_bind(ctx, (struct sockaddr *)sa, len))
+		__sync_fetch_and_add(&st->bind_errors, 1);
+}
+
+/* Loopback stays local: no uplink leads there. */
+static __always_inline int matcp_loopback4(u32 addr)
+{
+	return (bpf_ntohl(addr) >> 24) == 127;
+}
+
 SEC("cgroup/connect4")
 int matcp_connect4(struct bpf_sock_addr *ctx)
 {
 	struct sockaddr_in sa = {};
 	struct matcp_state *st;
-	struct bpf_sock *sk;
-	u32 draw, chosen;
 
-	if (ctx->type != MATCP_SOCK_STREAM || ctx->protocol != MATCP_IPPROTO_TCP)
+	if (matcp_loopback4(ctx->user_ip4) || !matcp_unbound4(ctx->sk))
 		return 1;
-	/* Loopback stays local: no uplink leads there. */
-	if ((bpf_ntohl(ctx->user_ip4) >> 24) == 127)
+	st = matcp_placing(ctx, MATCP_FAMILY_IPV4);
+	if (!st)
 		return 1;
-	sk = ctx->sk;
-	if (!sk || sk->src_ip4 || sk->src_port)
-		return 1;
-	st = matcp_get();
-	if (!st || !matcp_our_netns(st, bpf_get_netns_cookie(ctx)))
-		return 1;
-	/* Drawn before the lock: no helper may be called while it is held. */
-	draw = bpf_get_prandom_u32();
-	bpf_spin_lock(&st->lock);
-	chosen = matcp_choose(&st->sel, draw) & (MATCP_MAX_PATHS - 1);
-	st->stats[chosen].choices++;
-	sa.sin_addr.s_addr = st->addr4[chosen];
-	bpf_spin_unlock(&st->lock);
 	sa.sin_family = MATCP_AF_INET;
-	if (bpf_bind(ctx, (struct sockaddr *)&sa, sizeof(sa)))
-		__sync_fetch_and_add(&st->bind_errors, 1);
+	sa.sin_addr.s_addr = st->addr4[matcp_choose_counted(st)];
+	matcp_bind(ctx, st, &sa, sizeof(sa));
 	return 1;
 }
 
-static __always_inline int matcp_path_of(const struct matcp_state *st, u32 addr)
+/* ::ffff:a.b.c.d (RFC 4291, 2.5.5.2). */
+static __always_inline int matcp_v4_mapped(const u32 *a)
+{
+	return !a[0] && !a[1] && a[2] == bpf_htonl(0xffff);
+}
+
+/* ::1 and fe80::/10. A link-local destination is reached over the link its scope id names,
+ * not over an uplink the selector could choose, and is left alone as loopback is. */
+static __always_inline int matcp_local_only6(const u32 *a)
+{
+	return (!a[0] && !a[1] && !a[2] && a[3] == bpf_htonl(1)) ||
+	       (bpf_ntohl(a[0]) & 0xffc00000) == 0xfe800000;
+}
+
+/* An IPv4 destination given to a dual-stack AF_INET6 socket (::ffff:a.b.c.d). tcp_v6_connect
+ * hands it to tcp_v4_connect, which runs no connect4 program (the hook is in
+ * tcp_v6_pre_connect, already passed), so it is placed here, as connect4 would, among the
+ * paths' IPv4 addresses: bound to ::ffff:ADDR, which __inet6_bind takes as the IPv4 source
+ * ADDR, and sockops finds its path by that IPv4 address. Leaving it alone would keep such
+ * sockets (Java opens AF_INET6 sockets for IPv4 destinations by default) outside MATCP while
+ * the path they take is known. An IPV6_V6ONLY socket cannot reach such a destination at all
+ * (tcp_v6_connect: -ENETUNREACH); __inet6_bind refuses it first, counted as a bind error. */
+static __always_inline int matcp_connect_mapped(struct bpf_sock_addr *ctx, u32 dst4)
+{
+	struct sockaddr_in6 sa = {};
+	struct matcp_state *st;
+
+	if (matcp_loopback4(dst4))
+		return 1;
+	st = matcp_placing(ctx, MATCP_FAMILY_IPV4);
+	if (!st)
+		return 1;
+	sa.sin6_family = MATCP_AF_INET6;
+	sa.sin6_addr.in6_u.u6_addr32[2] = bpf_htonl(0xffff);
+	sa.sin6_addr.in6_u.u6_addr32[3] = st->addr4[matcp_choose_counted(st)];
+	matcp_bind(ctx, st, &sa, sizeof(sa));
+	return 1;
+}
+
+SEC("cgroup/connect6")
+int matcp_connect6(struct bpf_sock_addr *ctx)
+{
+	struct sockaddr_in6 sa = {};
+	struct matcp_state *st;
+	u32 dst[4], chosen;
+
+	/* One 4-byte load per word: the verifier's access rule for user_ip6. */
+	dst[0] = ctx->user_ip6[0];
+	dst[1] = ctx->user_ip6[1];
+	dst[2] = ctx->user_ip6[2];
+	dst[3] = ctx->user_ip6[3];
+	if (!matcp_unbound6(ctx->sk))
+		return 1;
+	if (matcp_v4_mapped(dst))
+		return matcp_connect_mapped(ctx, dst[3]);
+	if (matcp_local_only6(dst))
+		return 1;
+	st = matcp_placing(ctx, MATCP_FAMILY_IPV6);
+	if (!st)
+		return 1;
+	chosen = matcp_choose_counted(st);
+	sa.sin6_family = MATCP_AF_INET6;
+	__builtin_memcpy(&sa.sin6_addr, st->addr6[chosen], sizeof(sa.sin6_addr));
+	matcp_bind(ctx, st, &sa, sizeof(sa));
+	return 1;
+}
+
+static __always_inline int matcp_path_of4(const struct matcp_state *st, u32 addr)
 {
 	u32 n = matcp_n(&st->sel), i;
 
+	if (!(st->families & MATCP_FAMILY_IPV4))
+		return -1;
 	for (i = 0; i < MATCP_MAX_PATHS; i++)
 		if (i < n && st->addr4[i] == addr)
 			return i;
 	return -1;
+}
+
+static __always_inline int matcp_path_of6(const struct matcp_state *st, const u32 *addr)
+{
+	u32 n = matcp_n(&st->sel), i;
+
+	if (!(st->families & MATCP_FAMILY_IPV6))
+		return -1;
+	for (i = 0; i < MATCP_MAX_PATHS; i++)
+		if (i < n && st->addr6[i][0] == addr[0] && st->addr6[i][1] == addr[1] &&
+		    st->addr6[i][2] == addr[2] && st->addr6[i][3] == addr[3])
+			return i;
+	return -1;
+}
+
+/* The path a connection leaves from, by its local address; -1: none of ours. An AF_INET6
+ * socket bound to ::ffff:ADDR (a placed IPv4-mapped connection) leaves from IPv4 ADDR. */
+static __always_inline int matcp_path_of(const struct bpf_sock_ops *skops,
+					 const struct matcp_state *st)
+{
+	u32 local[4];
+
+	if (skops->family == MATCP_AF_INET)
+		return matcp_path_of4(st, skops->local_ip4);
+	if (skops->family != MATCP_AF_INET6)
+		return -1;
+	local[0] = skops->local_ip6[0];
+	local[1] = skops->local_ip6[1];
+	local[2] = skops->local_ip6[2];
+	local[3] = skops->local_ip6[3];
+	if (matcp_v4_mapped(local))
+		return matcp_path_of4(st, local[3]);
+	return matcp_path_of6(st, local);
 }
 
 static __always_inline void matcp_follow(struct bpf_sock_ops *skops, struct bpf_sock *sk,
@@ -124,9 +271,9 @@ static __always_inline void matcp_follow(struct bpf_sock_ops *skops, struct bpf_
 	struct matcp_conn *conn;
 	int path;
 
-	if (skops->family != MATCP_AF_INET || !matcp_our_netns(st, bpf_get_netns_cookie(skops)))
+	if (!matcp_our_netns(st, bpf_get_netns_cookie(skops)))
 		return;
-	path = matcp_path_of(st, skops->local_ip4);
+	path = matcp_path_of(skops, st);
 	if (path < 0)
 		return;
 	conn = bpf_sk_storage_get(&matcp_conns, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);

@@ -2,9 +2,9 @@
 /*
  * MATCP path selection (Dimopoulos, Zeephongsekul and Tari, "Multipath Aware TCP", ISCC
  * 2006) in integer arithmetic: the rules of the Rust selectors in crates/matcp, for the
- * cgroup/connect4 and sockops programs of matcp.bpf.c, and compiled for the host in tests,
- * which hold it against crates/matcp on sequences of choices and observations generated
- * from the Rust selectors (crates/bpf/tests/matcp_vectors.rs).
+ * cgroup/connect4, cgroup/connect6 and sockops programs of matcp.bpf.c, and compiled for
+ * the host in tests, which hold it against crates/matcp on sequences of choices and
+ * observations generated from the Rust selectors (crates/bpf/tests/matcp_vectors.rs).
  *
  * Where the Rust code uses f64 the C code is exact:
  * - a uniform draw u in [0, 1) is a u32 d with u = d / 2^32 (exact in f64), and Rust's

@@ -4,7 +4,7 @@
  * install` before the programs are attached), the selector's state and per-path statistics,
  * under one spin lock so that a choice and an observation never interleave. It outlives the
  * connections (the map is pinned) and is read by `matcp status` through a #[repr(C)] mirror
- * (crates/bpf/src/matcp/state.rs); compiled for the host too, so that a test compares that
+ * (crates/bpf/src/matcp/layout.rs); compiled for the host too, so that a test compares that
  * mirror with the C compiler's layout.
  */
 #ifndef MATCP_STATE_H
@@ -30,15 +30,22 @@ struct matcp_path_stats {
 	u64 last_ended_ns;  /* bpf_ktime_get_ns() when it ended */
 };
 
+/* Which address families the paths have (matcp_state.families): every path has an address
+ * of each family the installation places, so that connect4 and connect6 both choose among
+ * all the paths, with one set of statistics per path (an uplink), whichever family measured it. */
+#define MATCP_FAMILY_IPV4 1
+#define MATCP_FAMILY_IPV6 2
+
 struct matcp_state {
 	struct bpf_spin_lock lock;
-	u32 addr4[MATCP_MAX_PATHS]; /* path x's source address, network order */
+	u32 addr4[MATCP_MAX_PATHS]; /* path x's IPv4 source address, network order */
 	u32 bind_errors;            /* bpf_bind refused (the socket was bound already, ...) */
 	u64 netns_cookie;           /* the network namespace whose addresses the paths are */
 	struct matcp_selection sel;
 	struct matcp_path_stats stats[MATCP_MAX_PATHS];
 	u32 cwnd_clamp;             /* snd_cwnd_clamp of every placed connection; 0: none */
-	u32 pad;
+	u32 families;               /* MATCP_FAMILY_* bits: which of addr4 and addr6 are set */
+	u32 addr6[MATCP_MAX_PATHS][4]; /* path x's IPv6 source address, network order */
 };
 
 #endif /* MATCP_STATE_H */

@@ -1,4 +1,4 @@
-use std::net::Ipv4Addr;
+use std::net::IpAddr;
 use std::path::PathBuf;
 
 /// What can go wrong with `mptcp-lab matcp`, worded for the person at the terminal.
@@ -13,17 +13,25 @@ pub enum MatcpError {
     #[error("{0} is not a cgroup v2 directory")]
     NotCgroup2(PathBuf),
     #[error(
-        "{0} is not an address of this host (bind: {1}): a path is one of the host's own source addresses"
+        "{0} is not an address of this host (bind: {1}): a path is one of the host's own source addresses (an IPv6 one once duplicate address detection has passed: not `tentative` in `ip -6 addr`)"
     )]
-    NotLocal(Ipv4Addr, String),
+    NotLocal(IpAddr, String),
     #[error(
-        "no route from {addr} to {dst}: add the uplink's table and rule (`ip rule add from {addr} table T`, `ip route add default via GATEWAY table T`), or name a reachable destination with --check-dst"
+        "no route from {addr} to {dst}: add the uplink's table and rule (`ip rule add from {addr} table T`, `ip route add default via GATEWAY table T`; `ip -6` for IPv6), or name a reachable destination with --check-dst"
     )]
-    NoRoute { addr: Ipv4Addr, dst: Ipv4Addr },
+    NoRoute { addr: IpAddr, dst: IpAddr },
     #[error("{0} paths given: 1 to {max} are supported", max = super::MAX_PATHS)]
     PathCount(usize),
-    #[error("the path {0} is given twice")]
-    Repeated(Ipv4Addr),
+    #[error("the address {0} is given twice: each path is its own uplink's address")]
+    Repeated(IpAddr),
+    #[error(
+        "path {index} ({path}) and path 1 ({first}) differ in address families: every path needs an address of each family the paths place (all IPv4, all IPv6, or all both as ADDR4+ADDR6)"
+    )]
+    Families {
+        index: usize,
+        path: String,
+        first: String,
+    },
     #[error(
         "unknown selector `{0}`: expected single-path, rtt, rtt-variation, drops or weighted-rtt"
     )]

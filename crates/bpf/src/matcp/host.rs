@@ -1,6 +1,6 @@
 //! MATCP's selection arithmetic (`src/bpf/matcp_select.h`) compiled for the host: the
-//! same header and integer code as in the `cgroup/connect4` and `sockops` programs, for
-//! tests against the Rust selectors of `crates/matcp`.
+//! same header and integer code as in the `cgroup/connect4`, `cgroup/connect6` and `sockops`
+//! programs, for tests against the Rust selectors of `crates/matcp`.
 
 use super::layout::{Observation, Selection};
 

@@ -1,7 +1,7 @@
-//! Installing MATCP so that it outlives the command: the `matcp_state` map and the two
-//! programs' cgroup links are pinned under one bpffs directory (default
-//! `/sys/fs/bpf/mptcp-lab/matcp/`). Unpinning detaches them (a cgroup bpf_link lives as
-//! long as a pin or a descriptor holds it).
+//! Installing MATCP so that it outlives the command: the `matcp_state` map and the three
+//! programs' cgroup links (`connect4`, `connect6`, `sockops`) are pinned under one bpffs
+//! directory (default `/sys/fs/bpf/mptcp-lab/matcp/`). Unpinning detaches them (a cgroup
+//! bpf_link lives as long as a pin or a descriptor holds it).
 //!
 //! Install pins into a staging directory named after the process (`mlab-<pid>-...` at the
 //! top of bpffs) and renames it into place as its last step: a process killed half-way
@@ -12,10 +12,10 @@
 use super::MAX_PATHS;
 use super::error::{MatcpError, Result, bpf, io};
 use super::layout::State;
+use super::path::PathAddrs;
 use super::selector::Selector;
 use crate::registry::with_libbpf_log;
 use libbpf_rs::{MapCore, MapFlags, MapHandle, ObjectBuilder};
-use std::net::Ipv4Addr;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
@@ -23,8 +23,9 @@ use std::path::{Path, PathBuf};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
     pub selector: Selector,
-    /// Source addresses, one per uplink; path x is the x-th.
-    pub paths: Vec<Ipv4Addr>,
+    /// Source addresses, one path per uplink; path x is the x-th. Every path has the same
+    /// families: those are the connections placed.
+    pub paths: Vec<PathAddrs>,
     /// R; `None`: never refresh.
     pub refresh: Option<u32>,
     /// The cgroup v2 directory whose processes' connections are placed.
@@ -34,13 +35,24 @@ pub struct Config {
 }
 
 impl Config {
-    /// Checks what does not need the kernel: path count, repeats, R.
+    /// Checks what does not need the kernel: path count, families, repeats, R.
     pub fn validate(&self) -> Result<()> {
         if self.paths.is_empty() || self.paths.len() > MAX_PATHS {
             return Err(MatcpError::PathCount(self.paths.len()));
         }
-        for (i, a) in self.paths.iter().enumerate() {
-            if self.paths[..i].contains(a) {
+        let first = self.paths[0];
+        if let Some((i, p)) =
+            (self.paths.iter().enumerate()).find(|(_, p)| p.families() != first.families())
+        {
+            return Err(MatcpError::Families {
+                index: i + 1,
+                path: p.to_string(),
+                first: first.to_string(),
+            });
+        }
+        let addrs: Vec<_> = self.paths.iter().flat_map(PathAddrs::addrs).collect();
+        for (i, a) in addrs.iter().enumerate() {
+            if addrs[..i].contains(a) {
                 return Err(MatcpError::Repeated(*a));
             }
         }
@@ -69,11 +81,18 @@ pub struct Matcp {
 
 const STATE: &str = "state";
 const CONNECT4: &str = "connect4";
+const CONNECT6: &str = "connect6";
 const SOCKOPS: &str = "sockops";
-const PINS: [&str; 3] = [CONNECT4, SOCKOPS, STATE];
+const PINS: [&str; 4] = [CONNECT4, CONNECT6, SOCKOPS, STATE];
 const STATE_MAP: &str = "matcp_state";
-const CONNECT4_PROG: &str = "matcp_connect4";
-const SOCKOPS_PROG: &str = "matcp_sockops";
+/// Our programs as the kernel names them, each with the pin of its cgroup link. Every one is
+/// attached whatever the paths' families: a program whose family the paths lack returns at
+/// once, and one set of pins keeps install, remove and the clean-up alike.
+const PROGRAMS: [(&str, &str); 3] = [
+    ("matcp_connect4", CONNECT4),
+    ("matcp_connect6", CONNECT6),
+    ("matcp_sockops", SOCKOPS),
+];
 
 impl Matcp {
     /// `<root>/matcp`, root being $MPTCP_LAB_BPF_ROOT or `/sys/fs/bpf/mptcp-lab` (as the
@@ -89,7 +108,7 @@ impl Matcp {
         self.dir.join(STATE).exists()
     }
 
-    /// Loads the programs, writes the configuration, attaches both to `config.cgroup` and
+    /// Loads the programs, writes the configuration, attaches them to `config.cgroup` and
     /// pins them.
     pub fn install(&self, config: &Config) -> Result<Installation> {
         require_root("install")?;
@@ -140,10 +159,8 @@ impl Matcp {
         let cgroup = std::fs::File::open(&config.cgroup).map_err(io(&config.cgroup))?;
         let mut program_ids = Vec::new();
         for prog in obj.progs_mut() {
-            let pin = match prog.name().to_str() {
-                Some(CONNECT4_PROG) => CONNECT4,
-                Some(SOCKOPS_PROG) => SOCKOPS,
-                _ => continue,
+            let Some(pin) = prog.name().to_str().and_then(pin_of) else {
+                continue;
             };
             let mut link = prog
                 .attach_cgroup(cgroup.as_raw_fd())
@@ -155,7 +172,7 @@ impl Matcp {
         if !PINS.iter().all(|p| self.staging.join(p).exists()) {
             return Err(MatcpError::Bpf {
                 context: "the MATCP object".into(),
-                reason: "it lacks matcp_state, matcp_connect4 or matcp_sockops".into(),
+                reason: format!("it lacks matcp_state or one of {:?}", PROGRAMS.map(|p| p.0)),
             });
         }
         if let Some(parent) = self.dir.parent() {
@@ -248,14 +265,19 @@ fn netns_cookie() -> Result<u64> {
     Ok(cookie)
 }
 
-/// Ids of the kernel's live programs named as ours (`matcp_connect4`, `matcp_sockops`),
-/// whoever loaded them.
+/// The pin of our program named `name`; `None`: not one of ours.
+fn pin_of(name: &str) -> Option<&'static str> {
+    PROGRAMS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, pin)| *pin)
+}
+
+/// Ids of the kernel's live programs named as ours (`matcp_connect4`, `matcp_connect6`,
+/// `matcp_sockops`), whoever loaded them.
 pub fn live_programs() -> Vec<u32> {
     libbpf_rs::query::ProgInfoIter::default()
-        .filter(|p| {
-            let name = p.name.to_string_lossy();
-            name == CONNECT4_PROG || name == SOCKOPS_PROG
-        })
+        .filter(|p| pin_of(&p.name.to_string_lossy()).is_some())
         .map(|p| p.id)
         .collect()
 }
@@ -266,11 +288,9 @@ pub fn program_run_times() -> Vec<(String, u64, u64)> {
     libbpf_rs::query::ProgInfoIter::default()
         .filter_map(|p| {
             let name = p.name.to_string_lossy().to_string();
-            (name == CONNECT4_PROG || name == SOCKOPS_PROG).then_some((
-                name,
-                p.run_time_ns,
-                p.run_cnt,
-            ))
+            pin_of(&name)
+                .is_some()
+                .then_some((name, p.run_time_ns, p.run_cnt))
         })
         .collect()
 }
@@ -323,4 +343,40 @@ fn object() -> Result<&'static [u8]> {
 #[cfg(mlab_no_bpf)]
 fn object() -> Result<&'static [u8]> {
     Err(MatcpError::NotBuilt(env!("MLAB_NO_BPF")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(paths: &[&str]) -> Config {
+        Config {
+            selector: Selector::Rtt,
+            paths: paths.iter().map(|p| p.parse().unwrap()).collect(),
+            refresh: None,
+            cgroup: PathBuf::from("/sys/fs/cgroup"),
+            cwnd_clamp: None,
+        }
+    }
+
+    #[test]
+    fn every_path_has_the_families_of_the_first_and_no_address_twice() {
+        assert!(
+            config(&["10.7.1.1+fd00::1", "fd00::2+10.7.2.1"])
+                .validate()
+                .is_ok()
+        );
+        assert!(config(&["fd00::1", "fd00::2"]).validate().is_ok());
+        let mixed = config(&["10.7.1.1+fd00::1", "10.7.2.1"]).validate();
+        assert!(
+            matches!(&mixed, Err(MatcpError::Families { index: 2, path, .. })
+                if path == "10.7.2.1"),
+            "{mixed:?}"
+        );
+        let twice = config(&["10.7.1.1+fd00::1", "10.7.2.1+fd00::1"]).validate();
+        assert!(
+            matches!(twice, Err(MatcpError::Repeated(a)) if a.to_string() == "fd00::1"),
+            "{twice:?}"
+        );
+    }
 }

@@ -4,8 +4,9 @@
 //! (`host::state_layout`).
 
 use super::MAX_PATHS;
+use super::path::{FAMILY_IPV4, FAMILY_IPV6, PathAddrs};
 use super::selector::Selector;
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, Ipv6Addr};
 
 /// `struct matcp_observation`: the Rust selectors' own, `#[repr(C)]`.
 pub use matcp::Observation;
@@ -79,7 +80,7 @@ pub struct PathStats {
 pub struct State {
     /// struct bpf_spin_lock; the kernel zeroes it in copies to and from user space.
     pub lock: u32,
-    /// Network order, as the programs compare it with the socket's address.
+    /// IPv4 addresses in network order, as the programs compare them with the socket's.
     pub addr4: [u32; MAX_PATHS],
     pub bind_errors: u32,
     /// SO_NETNS_COOKIE of the namespace the paths' addresses belong to; 0: any.
@@ -88,23 +89,33 @@ pub struct State {
     pub stats: [PathStats; MAX_PATHS],
     /// snd_cwnd_clamp of every placed connection, in segments; 0: none.
     pub cwnd_clamp: u32,
-    pub pad: u32,
+    /// `path::FAMILY_*` bits: which of `addr4` and `addr6` the paths have.
+    pub families: u32,
+    /// IPv6 addresses, network order (`u32 addr6[8][4]` in C).
+    pub addr6: [[u8; 16]; MAX_PATHS],
 }
 
 impl State {
+    /// A fresh state over `paths`, which have the same families (`Config::validate`).
     pub fn new(
         selector: Selector,
-        paths: &[Ipv4Addr],
+        paths: &[PathAddrs],
         refresh: Option<u32>,
         netns_cookie: u64,
     ) -> State {
         let mut s = State {
             netns_cookie,
             sel: Selection::new(selector, paths.len(), refresh),
+            families: paths.first().map_or(0, PathAddrs::families),
             ..State::default()
         };
-        for (slot, a) in s.addr4.iter_mut().zip(paths) {
-            *slot = u32::from_ne_bytes(a.octets());
+        for (i, path) in paths.iter().take(MAX_PATHS).enumerate() {
+            if let Some(a) = path.v4 {
+                s.addr4[i] = u32::from_ne_bytes(a.octets());
+            }
+            if let Some(a) = path.v6 {
+                s.addr6[i] = a.octets();
+            }
         }
         s
     }
@@ -114,11 +125,13 @@ impl State {
     }
 
     /// The configured paths' addresses, in order.
-    pub fn paths(&self) -> Vec<Ipv4Addr> {
-        self.addr4
-            .iter()
-            .take((self.sel.n_paths as usize).min(MAX_PATHS))
-            .map(|a| Ipv4Addr::from(a.to_ne_bytes()))
+    pub fn paths(&self) -> Vec<PathAddrs> {
+        let has = |family: u32| self.families & family != 0;
+        (0..(self.sel.n_paths as usize).min(MAX_PATHS))
+            .map(|i| PathAddrs {
+                v4: has(FAMILY_IPV4).then(|| Ipv4Addr::from(self.addr4[i].to_ne_bytes())),
+                v6: has(FAMILY_IPV6).then(|| Ipv6Addr::from(self.addr6[i])),
+            })
             .collect()
     }
 
@@ -128,8 +141,9 @@ impl State {
 
     pub fn as_bytes(&self) -> &[u8] {
         // SAFETY: a repr(C) struct of integers without padding holes the compiler could
-        // leave uninitialised (every field is u32 or u64 and the u32s come in pairs or
-        // before a u32; `host::state_layout` checks the size), viewed for its own lifetime.
+        // leave uninitialised (every field is u32, u64 or bytes, and the u32s come in pairs
+        // or before a u32; `host::state_layout` checks the size), viewed for its own
+        // lifetime.
         unsafe {
             std::slice::from_raw_parts(
                 (self as *const State).cast::<u8>(),
@@ -145,5 +159,30 @@ impl State {
             // only), and read_unaligned makes no assumption about the buffer's alignment.
             unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast::<State>()) }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_paths_come_back_with_their_families() {
+        let paths: Vec<PathAddrs> = ["10.7.1.1+fd00:7:1::1", "10.7.2.1+fd00:7:2::1"]
+            .iter()
+            .map(|p| p.parse().unwrap())
+            .collect();
+        let state = State::new(Selector::Rtt, &paths, None, 0);
+        assert_eq!(state.families, FAMILY_IPV4 | FAMILY_IPV6);
+        assert_eq!(State::from_bytes(state.as_bytes()).unwrap().paths(), paths);
+        // Network order, as the programs compare them with the sockets' addresses.
+        assert_eq!(state.addr4[1].to_ne_bytes(), [10, 7, 2, 1]);
+        assert_eq!(state.addr6[0][..2], [0xfd, 0x00]);
+        let only6 = [PathAddrs::from("fd00:7:1::1".parse::<Ipv6Addr>().unwrap())];
+        let state = State::new(Selector::Rtt, &only6, None, 0);
+        assert_eq!(
+            (state.families, state.paths()),
+            (FAMILY_IPV6, only6.to_vec())
+        );
     }
 }

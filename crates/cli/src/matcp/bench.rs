@@ -13,7 +13,8 @@ use super::probe;
 use crate::cc_bench::{Paths, clock_ticks, cpu_jiffies, spread, two_unlimited_paths};
 use anyhow::{Context, Result};
 use mptcp_bpf::matcp::install;
-use mptcp_bpf::matcp::{Config, Matcp, Selector};
+use mptcp_bpf::matcp::{Config, Matcp, PathAddrs, Selector};
+use std::net::Ipv4Addr;
 use std::path::PathBuf;
 use testbed::cgroup::Cgroup;
 use testbed::{Netns, cleanup};
@@ -89,7 +90,10 @@ pub fn run(connections: usize, rounds: usize) -> Result<bool> {
     };
     let config = Config {
         selector: Selector::WeightedRtt,
-        paths: vec!["10.9.1.1".parse()?, "10.9.2.1".parse()?],
+        paths: vec![
+            PathAddrs::from(Ipv4Addr::new(10, 9, 1, 1)),
+            PathAddrs::from(Ipv4Addr::new(10, 9, 2, 1)),
+        ],
         refresh: None,
         cgroup: cgroup.path.clone(),
         cwnd_clamp: None,

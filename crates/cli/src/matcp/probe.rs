@@ -9,6 +9,8 @@ use std::time::Instant;
 
 #[derive(clap::Args)]
 pub struct ConnectArgs {
+    /// ADDR:PORT or [ADDR6]:PORT; `[::ffff:a.b.c.d]:PORT` connects an AF_INET6 socket to an
+    /// IPv4 host (placed by connect6 among the paths' IPv4 addresses).
     #[arg(long)]
     pub to: SocketAddr,
     /// Connections, one after the other.

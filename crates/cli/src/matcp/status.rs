@@ -34,6 +34,8 @@ pub fn to_json(state: &State) -> serde_json::Value {
             let s = &state.stats[i];
             serde_json::json!({
                 "addr": addr.to_string(),
+                "addr4": addr.v4.map(|a| a.to_string()),
+                "addr6": addr.v6.map(|a| a.to_string()),
                 "choices": s.choices,
                 "connections": s.connections,
                 "measure": p.measure(),
@@ -65,8 +67,14 @@ fn print_table(state: &State) {
         "selector {selector}, refresh {refresh}, last path chosen {} time(s) in a row, {} bind error(s)",
         state.sel.in_a_row, state.bind_errors
     );
+    let paths = state.paths();
+    // IPv6 addresses are up to 39 characters, a pair of both 55.
+    let width = (paths.iter().map(|p| p.to_string().len()))
+        .max()
+        .unwrap_or(0)
+        .max(15);
     println!(
-        "{:>4} {:<15} {:>9} {:>9} {:>12} {:>10} {:>10} {:>10} {:>9} {:>8}",
+        "{:>4} {:<width$} {:>9} {:>9} {:>12} {:>10} {:>10} {:>10} {:>9} {:>8}",
         "path",
         "address",
         "choices",
@@ -79,7 +87,7 @@ fn print_table(state: &State) {
         "timeouts"
     );
     let ms = |ns: u64| ns as f64 / 1e6;
-    for (i, addr) in state.paths().iter().enumerate() {
+    for (i, addr) in paths.iter().enumerate() {
         let p = &state.sel.path[i];
         let s = &state.stats[i];
         let measure = p.measure().map_or("-".to_string(), |m| format!("{m:.6}"));
@@ -89,7 +97,7 @@ fn print_table(state: &State) {
             0.0
         };
         println!(
-            "{i:>4} {:<15} {:>9} {:>9} {measure:>12} {:>10.3} {:>10.3} {:>10.3} {retrans:>9.2} {:>8}",
+            "{i:>4} {:<width$} {:>9} {:>9} {measure:>12} {:>10.3} {:>10.3} {:>10.3} {retrans:>9.2} {:>8}",
             addr.to_string(),
             s.choices,
             s.connections,

@@ -12,7 +12,7 @@ use crate::cgroup::ThreadedCgroups;
 use crate::cleanup::owned_name;
 use crate::network::Network;
 use anyhow::{Context, Result};
-use mptcp_bpf::matcp::{Config, Matcp, Selector};
+use mptcp_bpf::matcp::{Config, Matcp, PathAddrs, Selector};
 use scenario::Scenario;
 use scenario::metrics::Diagnostic;
 use scenario::model::NodeId;
@@ -157,7 +157,9 @@ impl Placement {
             let selector = selector(&spec);
             let config = Config {
                 selector,
-                paths: net.plan.path_addrs_of(node),
+                paths: (net.plan.path_addrs_of(node).into_iter())
+                    .map(PathAddrs::from)
+                    .collect(),
                 refresh: spec.refresh.filter(|_| selector.refreshes()),
                 cgroup: h.cgroup.clone(),
                 cwnd_clamp,

@@ -11,7 +11,7 @@ use netlink_packet_route::route::{
 };
 use netlink_packet_route::rule::{RuleAction, RuleAttribute, RuleMessage};
 use netlink_packet_route::{AddressFamily, RouteNetlinkMessage};
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
 
 pub struct Rtnl(Channel);
 
@@ -129,18 +129,31 @@ impl Rtnl {
         Ok(())
     }
 
-    /// `ip route get DST from SRC`: the interface a packet from SRC to DST leaves by, after
-    /// the policy rules. An error when the kernel has no route (ENETUNREACH) or SRC is not
-    /// one of its addresses.
-    pub fn output_interface(&mut self, src: Ipv4Addr, dst: Ipv4Addr) -> Result<u32> {
+    /// `ip route get DST from SRC` (`ip -6` for IPv6): the interface a packet from SRC to DST
+    /// leaves by, after the policy rules. An error when the kernel has no route
+    /// (ENETUNREACH), SRC is not one of its addresses, or the two differ in family.
+    pub fn output_interface(&mut self, src: IpAddr, dst: IpAddr) -> Result<u32> {
+        let (family, len, src_attr, dst_attr) = match (src, dst) {
+            (IpAddr::V4(s), IpAddr::V4(d)) => (
+                AddressFamily::Inet,
+                32,
+                RouteAddress::Inet(s),
+                RouteAddress::Inet(d),
+            ),
+            (IpAddr::V6(s), IpAddr::V6(d)) => (
+                AddressFamily::Inet6,
+                128,
+                RouteAddress::Inet6(s),
+                RouteAddress::Inet6(d),
+            ),
+            _ => anyhow::bail!("route from {src} to {dst}: the addresses differ in family"),
+        };
         let mut m = RouteMessage::default();
-        m.header.address_family = AddressFamily::Inet;
-        m.header.destination_prefix_length = 32;
-        m.header.source_prefix_length = 32;
-        m.attributes
-            .push(RouteAttribute::Destination(RouteAddress::Inet(dst)));
-        m.attributes
-            .push(RouteAttribute::Source(RouteAddress::Inet(src)));
+        m.header.address_family = family;
+        m.header.destination_prefix_length = len;
+        m.header.source_prefix_length = len;
+        m.attributes.push(RouteAttribute::Destination(dst_attr));
+        m.attributes.push(RouteAttribute::Source(src_attr));
         let replies = self.0.request(
             RouteNetlinkMessage::GetRoute(m),
             0,
