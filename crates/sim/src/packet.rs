@@ -28,14 +28,23 @@ pub enum Kind {
     /// The third ACK of an MP_JOIN: the server acknowledges it, and only then may the
     /// client send data on that subflow (RFC 8684 section 3.2).
     JoinAck,
-    Data,
+    /// A data segment; `push`: it carries PSH (the last of what the sender handed TCP in
+    /// one go), which lets the receiver acknowledge it at once once the application has
+    /// read everything (`tcp_measure_rcv_mss()`, `__tcp_cleanup_rbuf()`).
+    Data {
+        push: bool,
+    },
     Ack,
 }
 
 impl Kind {
     /// Travels from the client to the server.
     pub fn to_server(self) -> bool {
-        matches!(self, Kind::Syn | Kind::JoinAck | Kind::Data)
+        matches!(self, Kind::Syn | Kind::JoinAck | Kind::Data { .. })
+    }
+
+    pub fn is_data(self) -> bool {
+        matches!(self, Kind::Data { .. })
     }
 }
 
@@ -86,7 +95,7 @@ impl Packet {
 
     pub fn payload(&self) -> u64 {
         match self.kind {
-            Kind::Data => (self.wire_bytes - HEADER_BYTES) as u64,
+            Kind::Data { .. } => (self.wire_bytes - HEADER_BYTES) as u64,
             _ => 0,
         }
     }

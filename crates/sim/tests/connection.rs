@@ -22,7 +22,7 @@ fn tcp_handshake_then_data() {
     assert_eq!(w.log.len(), 1, "only the SYN leaves at first");
     assert_eq!(w.log[0].1.kind, Kind::Syn);
     w.run_until(1000 * MS, |_| {});
-    let first_data = w.sent(Kind::Data, 0).next().expect("data sent").0;
+    let first_data = w.data_sent(0).next().expect("data sent").0;
     let handshake = 20 * MS + 2 * tx(SYN_BYTES);
     assert_eq!(
         first_data, handshake,
@@ -68,15 +68,12 @@ fn mp_join_after_the_first_data_ack_and_data_only_once_fully_established() {
     // acknowledgement one round trip later: only then does data flow on subflow 1.
     let third_ack = w.sent(Kind::JoinAck, 1).next().expect("third ACK").0;
     assert_eq!(third_ack, join_syn + 60 * MS + 2 * tx(SYN_BYTES));
-    let first_data = w.sent(Kind::Data, 1).next().expect("data on subflow 1").0;
+    let first_data = w.data_sent(1).next().expect("data on subflow 1").0;
     assert_eq!(first_data, third_ack + 60 * MS + 2 * tx(HEADER_BYTES));
     let sfs = w.client.subflows();
     assert!(sfs.iter().all(|s| s.state == SubflowState::Established));
     assert!(sfs[1].tx.rtt.min_rtt >= 60 * MS);
-    assert!(
-        w.sent(Kind::Data, 1).count() > 100,
-        "subflow 1 carries data"
-    );
+    assert!(w.data_sent(1).count() > 100, "subflow 1 carries data");
 }
 
 #[test]
@@ -98,8 +95,8 @@ fn a_slow_path_fills_the_shared_receive_buffer_and_blocks_the_fast_one() {
         });
         // Never more new data in flight than the buffer allows beyond the data ACK.
         let max_ahead = w
-            .sent(Kind::Data, 0)
-            .chain(w.sent(Kind::Data, 1))
+            .data_sent(0)
+            .chain(w.data_sent(1))
             .map(|(_, p)| p.dsn)
             .max()
             .unwrap();
@@ -128,7 +125,7 @@ fn out_of_order_data_is_reassembled_and_delivered_once() {
         ..Packet::control(
             ConnId(0),
             SubflowId(subflow),
-            Kind::Data,
+            Kind::Data { push: false },
             path(subflow as u32).fwd,
         )
     };
@@ -184,7 +181,7 @@ fn a_window_limited_flow_stops_at_its_limit_and_a_loss_halves_what_it_used() {
     let lost_seq = w.client.subflows()[0].tx.snd_nxt;
     let mut once = true;
     w.drop = Box::new(move |_, p| {
-        let hit = once && p.kind == Kind::Data && p.seq == lost_seq;
+        let hit = once && p.kind.is_data() && p.seq == lost_seq;
         once &= !hit;
         hit
     });
@@ -213,4 +210,50 @@ fn a_receive_window_limited_flow_does_not_grow_its_window_unseen() {
     // to no more than twice that (tcp_is_cwnd_limited).
     assert!(max_cwnd <= 16.0, "cwnd grew to {max_cwnd}");
     assert!(w.delivered > 0);
+}
+
+/// Data sequence numbers of the data segments sent on `subflow` with PSH, first
+/// transmissions only.
+fn pushed_dsns(w: &Wire, subflow: u8) -> Vec<u64> {
+    let mut seen = std::collections::BTreeSet::new();
+    w.data_sent(subflow)
+        .filter(|(_, p)| seen.insert(p.seq) && p.kind == Kind::Data { push: true })
+        .map(|(_, p)| p.dsn)
+        .collect()
+}
+
+#[test]
+fn tcp_pushes_where_each_64_kib_write_ends_and_at_the_end_of_the_data() {
+    // 200,000 bytes in segments of 1,460: the writes end in segments 44 (byte 65,535),
+    // 89 and 134; the data in segment 136.
+    let mut w = Wire::new(config(false, 200_000), &[10], Box::new(mptcp_cc::Reno));
+    w.run_until(5000 * MS, |_| {});
+    assert_eq!(w.delivered, 200_000);
+    assert_eq!(pushed_dsns(&w, 0), [44, 89, 134, 136]);
+}
+
+#[test]
+fn linux_mptcp_pushes_the_last_segment_of_each_scheduler_burst() {
+    // Bursts are at most 64 KB (44 segments), so each subflow pushes at least once per
+    // 45 segments it sends; the last data segment ends the last burst.
+    let cfg = ConnConfig {
+        scheduler: SchedulerKind::LinuxDefault,
+        ..config(true, 2_000_000)
+    };
+    let mut w = Wire::new(cfg, &[10, 30], Box::new(mptcp_cc::Lia));
+    w.run_until(20_000 * MS, |_| {});
+    assert_eq!(w.delivered, 2_000_000);
+    let last = 2_000_000u64.div_ceil(MSS as u64) - 1;
+    let mut all: Vec<u64> = vec![];
+    for s in [0, 1] {
+        let sent = w.data_sent(s).count() as u64;
+        let pushed = pushed_dsns(&w, s);
+        assert!(
+            pushed.len() as u64 * 45 >= sent,
+            "subflow {s}: {} pushes in {sent} segments",
+            pushed.len()
+        );
+        all.extend(pushed);
+    }
+    assert!(all.contains(&last), "the last data segment is pushed");
 }

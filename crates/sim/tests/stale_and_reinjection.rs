@@ -15,7 +15,7 @@ mod wire;
 
 use net::Nanos;
 use sim::connection::ConnConfig;
-use sim::packet::{Kind, MSS};
+use sim::packet::MSS;
 use std::collections::BTreeSet;
 use wire::{MS, Wire, config};
 
@@ -30,7 +30,7 @@ fn wire_losing_path_1(total_segments: u64, revival: Nanos) -> Wire {
 fn wire_losing_path_1_with(cfg: ConnConfig, revival: Nanos) -> Wire {
     let mut w = Wire::new(cfg, &[10, 10], Box::new(mptcp_cc::Lia));
     w.run_until(DEATH, |_| {});
-    assert!(w.sent(Kind::Data, 1).count() > 0, "both subflows in use");
+    assert!(w.data_sent(1).count() > 0, "both subflows in use");
     w.drop = Box::new(move |now, p| (DEATH..revival).contains(&now) && p.route.0 / 2 == 1);
     w.in_flight.retain(|(_, _, p)| p.route.0 / 2 != 1);
     w
@@ -77,7 +77,7 @@ fn run_watching(w: &mut Wire, until: Nanos) -> Watch {
 fn sent_on_1_before(w: &Wire, t: Nanos) -> (u64, BTreeSet<u64>) {
     let mut max_seq = 0;
     let mut dsns = BTreeSet::new();
-    for (_, p) in w.sent(Kind::Data, 1).filter(|(at, _)| *at < t) {
+    for (_, p) in w.data_sent(1).filter(|(at, _)| *at < t) {
         max_seq = max_seq.max(p.seq);
         dsns.insert(p.dsn);
     }
@@ -93,7 +93,7 @@ fn a_silent_subflow_goes_stale_at_the_fifth_data_level_expiry_not_at_its_timeout
     // with a sequence number it had sent before.
     let (max_seq, _) = sent_on_1_before(&w, DEATH);
     let first_rto = w
-        .sent(Kind::Data, 1)
+        .data_sent(1)
         .find(|(t, p)| *t >= DEATH && p.seq <= max_seq)
         .expect("subflow 1 timed out")
         .0;
@@ -115,7 +115,7 @@ fn a_silent_subflow_goes_stale_at_the_fifth_data_level_expiry_not_at_its_timeout
     // Before that, both subflows had data outstanding at every expiry: nothing was sent
     // again at the data level.
     assert!(
-        w.sent(Kind::Data, 0)
+        w.data_sent(0)
             .filter(|(t, _)| *t < stale_at)
             .all(|(_, p)| !sent_on_1_before(&w, stale_at).1.contains(&p.dsn)),
         "no reinjection before the subflow went stale"
@@ -169,7 +169,7 @@ fn going_stale_sends_everything_unacknowledged_again_whichever_subflow_carried_i
     let (stale_at, una, nxt) = watch.stale_at.expect("subflow 1 went stale");
     let (_, on_1) = sent_on_1_before(&w, stale_at);
     let again: BTreeSet<u64> = w
-        .sent(Kind::Data, 0)
+        .data_sent(0)
         .filter(|(t, p)| *t >= stale_at && p.dsn < nxt)
         .map(|(_, p)| p.dsn)
         .collect();
@@ -215,7 +215,7 @@ fn the_data_level_timer_resends_the_head_fragment_only_on_an_idle_subflow() {
         steps.push((w.now, w.client.data().una, stale));
     });
     let (t, dsn) = w
-        .sent(Kind::Data, 0)
+        .data_sent(0)
         .find(|(t, p)| *t >= DEATH && on_1.contains(&p.dsn))
         .map(|(t, p)| (*t, p.dsn))
         .expect("subflow 1's data went again on subflow 0");
@@ -238,7 +238,7 @@ fn a_stale_subflow_gets_no_new_data_until_heard_from_and_then_does() {
     let (stale_at, _, nxt_at_stale) = watch.stale_at.expect("subflow 1 went stale");
     let (_, on_1) = sent_on_1_before(&w, stale_at);
     let while_stale: Vec<u64> = w
-        .sent(Kind::Data, 1)
+        .data_sent(1)
         .filter(|(t, _)| (stale_at..=watch.last_stale).contains(t))
         .map(|(_, p)| p.dsn)
         .collect();
@@ -252,7 +252,7 @@ fn a_stale_subflow_gets_no_new_data_until_heard_from_and_then_does() {
     );
     assert!(!w.client.subflows()[1].watch.is_stale());
     assert!(
-        w.sent(Kind::Data, 1)
+        w.data_sent(1)
             .any(|(t, p)| *t > watch.last_stale && p.dsn >= nxt_at_stale),
         "new data on subflow 1 once it was heard from"
     );

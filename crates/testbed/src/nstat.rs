@@ -30,6 +30,14 @@ pub const KEPT: &[&str] = &[
     "TcpExtTCPLossProbes",
     // Receivers: how often the delayed-ACK timer, not a second segment, sent the ACK.
     "TcpExtDelayedACKs",
+    // Receivers: a full receive buffer. Windows advertised as zero and reopened (each
+    // reopening is an ACK `__tcp_cleanup_rbuf()` sends after a read), and MPTCP subflows
+    // whose window was raised to the connection's (`mptcp_set_rwin()`).
+    "TcpExtTCPToZeroWindowAdv",
+    "TcpExtTCPFromZeroWindowAdv",
+    "MPTcpExtRcvWndShared",
+    // Receivers: ACKs for out-of-order data held back by SACK compression.
+    "TcpExtTCPAckCompressed",
     "TcpRetransSegs",
 ];
 

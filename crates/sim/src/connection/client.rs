@@ -6,7 +6,7 @@ use super::timers::{Timer, TimerTable};
 use super::{ConnConfig, Path};
 use crate::ids::{ConnId, SubflowId};
 use crate::mptcp::retransmit::{self, Retransmission};
-use crate::mptcp::{DataSender, PathManager, Scheduler, linger};
+use crate::mptcp::{DataSender, PathManager, Queued, Scheduler, linger};
 use crate::packet::{HEADER_BYTES, Kind, MSS, Packet};
 use crate::tcp::{CaState, Probe, Sender, TimerAction};
 use mptcp_cc::{Ack, CongestionControl, SubflowView};
@@ -417,26 +417,38 @@ impl Client {
             return None;
         }
         let s = self.scheduler.pick(&self.subflows)?;
-        let dsn = self.data.take();
-        let seq = self.subflows[s].tx.send_new(dsn, now);
+        let Queued { dsn, push } = self.take_app_data();
+        let seq = self.subflows[s].tx.send_new(dsn, push, now);
         self.pass_scheduled = true;
         self.pass_sent_new |= 1 << s;
         Some(self.data_packet(s, seq, dsn, now))
+    }
+
+    /// The next data-level segment for a scheduler that places one segment at a time
+    /// (plain TCP's one subflow, or MPTCP's lowest-RTT and round-robin): PSH where one of
+    /// the application's writes ends in new data.
+    fn take_app_data(&mut self) -> Queued {
+        let new_data = !self.data.is_resending();
+        let dsn = self.data.take();
+        Queued {
+            dsn,
+            push: new_data && self.data.ends_write(dsn),
+        }
     }
 
     /// Subflow `s`'s tail loss probe: a new segment whatever its window, if it has one
     /// (taken from its queue, or for plain TCP from the application's data), or its last
     /// segment again.
     fn send_probe(&mut self, s: usize, now: Nanos) -> Option<Packet> {
-        let new_dsn = match self.subflows[s].tx.probe() {
+        let new_data = match self.subflows[s].tx.probe() {
             Some(Probe::NewData) if self.mptcp => self.subflows[s].queue.pop(),
-            Some(Probe::NewData) if self.data.has_data() => Some(self.data.take()),
+            Some(Probe::NewData) if self.data.has_data() => Some(self.take_app_data()),
             _ => None,
         };
         let tx = &mut self.subflows[s].tx;
-        let (seq, dsn) = match new_dsn {
-            Some(dsn) => {
-                let seq = tx.send_new(dsn, now);
+        let (seq, dsn) = match new_data {
+            Some(Queued { dsn, push }) => {
+                let seq = tx.send_new(dsn, push, now);
                 tx.send_probe(now);
                 (seq, dsn)
             }
@@ -477,6 +489,8 @@ impl Client {
             if !pushed {
                 return;
             }
+            // `mptcp_push_release()`: `tcp_push()` marks the burst's last segment.
+            self.subflows[s].queue.end_burst();
             self.pass_scheduled = true;
         }
     }
@@ -487,8 +501,8 @@ impl Client {
             .subflows
             .iter()
             .position(|sf| sf.can_send() && !sf.queue.is_empty())?;
-        let dsn = self.subflows[s].queue.pop()?;
-        let seq = self.subflows[s].tx.send_new(dsn, now);
+        let Queued { dsn, push } = self.subflows[s].queue.pop()?;
+        let seq = self.subflows[s].tx.send_new(dsn, push, now);
         self.pass_sent_new |= 1 << s;
         Some(self.data_packet(s, seq, dsn, now))
     }
@@ -507,8 +521,10 @@ impl Client {
         }
         let (s, dsn) = (r.subflow, r.dsns.start);
         r.dsns.start += 1;
+        // `__mptcp_retrans()` pushes what it re-sent: PSH on the last segment.
+        let push = r.dsns.is_empty();
         self.data.count_resent();
-        let seq = self.subflows[s].tx.send_new(dsn, now);
+        let seq = self.subflows[s].tx.send_new(dsn, push, now);
         self.pass_sent_new |= 1 << s;
         Some(self.data_packet(s, seq, dsn, now))
     }
@@ -551,12 +567,18 @@ impl Client {
             total => total.saturating_sub(dsn * MSS as u64).min(MSS as u64),
         };
         let sf = &self.subflows[s];
+        let push = sf.tx.pushed(seq);
         Packet {
             seq,
             dsn,
             ts: now.max(1),
             wire_bytes: payload as u16 + HEADER_BYTES,
-            ..Packet::control(self.id, SubflowId(s as u8), Kind::Data, sf.path.fwd)
+            ..Packet::control(
+                self.id,
+                SubflowId(s as u8),
+                Kind::Data { push },
+                sf.path.fwd,
+            )
         }
     }
 }

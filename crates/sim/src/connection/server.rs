@@ -1,5 +1,12 @@
 //! The end that accepts subflows and receives: each subflow's receiver (reassembly, SACK,
 //! delayed ACKs), and the data level's reassembly into one shared receive buffer.
+//!
+//! The application reads in-order data as it arrives, and each read may release ACKs
+//! that subflows hold: Linux's `tcp_recvmsg()` ends with `__tcp_cleanup_rbuf()`
+//! (net/ipv4/tcp.c), MPTCP's `mptcp_recvmsg()` with `mptcp_cleanup_rbuf()`
+//! (net/mptcp/protocol.c), which runs it on each subflow that
+//! `mptcp_subflow_could_cleanup()` picks, or on all when the read doubled the space last
+//! advertised. See `acknowledge_after_read`.
 
 use super::timers::{Timer, TimerTable};
 use super::{ConnConfig, Path};
@@ -8,6 +15,7 @@ use crate::mptcp::DataReceiver;
 use crate::packet::{HEADER_BYTES, Kind, MSS, Packet};
 use crate::tcp::Receiver;
 use crate::tcp::receiver::DELACK_TIMEOUT;
+use crate::tcp::receiver::Segment;
 use net::Nanos;
 use std::collections::VecDeque;
 
@@ -26,15 +34,22 @@ pub enum ServerEvent {
 struct ServerSubflow {
     path: Path,
     syn_ts: u64,
+    /// When its SYN arrived, until the handshake's RTT is taken.
+    syn_at: Option<Nanos>,
+    /// The window its last ACK advertised, segments (`tp->rcv_wnd`).
+    advertised: u32,
     rx: Option<Receiver>,
 }
 
 pub struct Server {
     id: ConnId,
+    mptcp: bool,
     delayed_ack: bool,
     sack: bool,
     subflows: Vec<ServerSubflow>,
     data: DataReceiver,
+    /// The window the last ACK on any subflow advertised (MPTCP's `msk->old_wspace`).
+    advertised: u32,
     /// The data sequence number and size of a segment shorter than the MSS: the last of
     /// a finite transfer.
     short_segment: Option<(u64, u64)>,
@@ -57,6 +72,7 @@ impl Server {
     pub fn new(id: ConnId, cfg: &ConnConfig, paths: &[Path]) -> Self {
         Server {
             id,
+            mptcp: cfg.mptcp,
             delayed_ack: cfg.delayed_ack,
             sack: cfg.sack,
             subflows: paths
@@ -64,10 +80,13 @@ impl Server {
                 .map(|&path| ServerSubflow {
                     path,
                     syn_ts: 0,
+                    syn_at: None,
+                    advertised: 0,
                     rx: None,
                 })
                 .collect(),
             data: DataReceiver::new(cfg.rcv_buffer_segs.max(1)),
+            advertised: 0,
             short_segment: None,
             delivered_bytes: 0,
             timers: TimerTable::default(),
@@ -88,12 +107,19 @@ impl Server {
                 if sf.rx.is_none() {
                     sf.rx = Some(Receiver::new(self.delayed_ack, self.sack));
                 }
-                // A retransmitted SYN gets the SYN-ACK again.
+                // A retransmitted SYN gets the SYN-ACK again, and the RTT is timed from it.
                 self.syn_ack_due |= 1 << s;
                 sf.syn_ts = pkt.ts;
+                sf.syn_at = Some(now);
             }
-            Kind::JoinAck if self.subflows[s].rx.is_some() => self.send_ack(s),
-            Kind::Data if self.subflows[s].rx.is_some() => self.on_data(now, s, pkt),
+            Kind::JoinAck if self.subflows[s].rx.is_some() => {
+                self.complete_handshake(now, s);
+                self.send_ack(s);
+            }
+            Kind::Data { push } if self.subflows[s].rx.is_some() => {
+                self.complete_handshake(now, s);
+                self.on_data(now, s, pkt, push);
+            }
             _ => {}
         }
     }
@@ -112,7 +138,10 @@ impl Server {
         if self.syn_ack_due != 0 {
             let s = self.syn_ack_due.trailing_zeros() as usize;
             self.syn_ack_due &= !(1 << s);
-            let sf = &self.subflows[s];
+            let window = self.data.window();
+            let sf = &mut self.subflows[s];
+            sf.advertised = window;
+            self.advertised = window;
             let mut syn_ack =
                 Packet::control(self.id, SubflowId(s as u8), Kind::SynAck, sf.path.rev);
             syn_ack.ts = sf.syn_ts;
@@ -155,13 +184,35 @@ impl Server {
         self.data.window()
     }
 
-    fn on_data(&mut self, now: Nanos, s: usize, pkt: &Packet) {
+    /// The first segment after the SYN-ACK (an MP_JOIN's third ACK, or data) gives the
+    /// receiver its RTT sample (`tcp_synack_rtt_meas()`).
+    fn complete_handshake(&mut self, now: Nanos, s: usize) {
+        let sf = &mut self.subflows[s];
+        if let (Some(at), Some(rx)) = (sf.syn_at.take(), sf.rx.as_mut()) {
+            rx.on_handshake_rtt(now - at);
+        }
+    }
+
+    fn on_data(&mut self, now: Nanos, s: usize, pkt: &Packet, push: bool) {
+        let bytes = pkt.payload();
+        let segment = Segment {
+            seq: pkt.seq,
+            ts: pkt.ts,
+            push: push || bytes < MSS as u64,
+        };
+        let window = self.data.window() as u64;
         let rx = self.subflows[s].rx.as_mut().expect("checked by the caller");
-        let res = rx.on_data(pkt.seq, pkt.ts);
+        let res = rx.on_data(segment, now, window);
+        // The subflow's own check runs first (`__tcp_ack_snd_check()` as the segment is
+        // processed); the application reads after it.
+        if res.ack_now {
+            self.send_ack(s);
+        } else {
+            self.timers.arm(s, now + DELACK_TIMEOUT);
+        }
         // Segments go up to the data level as they arrive: out-of-order data of a subflow
         // takes buffer space either way.
         if res.fresh {
-            let bytes = pkt.payload();
             self.events.push_back(ServerEvent::Received {
                 subflow: pkt.subflow,
                 bytes,
@@ -175,12 +226,41 @@ impl Server {
                     bytes: in_order - self.delivered_bytes,
                 });
                 self.delivered_bytes = in_order;
+                self.acknowledge_after_read();
             }
         }
-        if res.ack_now {
-            self.send_ack(s);
-        } else {
-            self.timers.arm(s, now + DELACK_TIMEOUT);
+    }
+
+    /// The application has read new data: the ACKs Linux sends then.
+    ///
+    /// A plain TCP socket runs `__tcp_cleanup_rbuf()`: its held ACK goes if more than one
+    /// full segment is unacknowledged, or if a pushed segment is and the read emptied the
+    /// buffer; and an ACK goes if the window it can advertise now is at least twice what
+    /// is left of the last one. MPTCP's `mptcp_cleanup_rbuf()` runs the same on every
+    /// subflow if the connection's space is at least twice the window last advertised on
+    /// any subflow, otherwise only on subflows whose held ACK is due by the first rule,
+    /// the buffer being the connection's. The subflow's own buffer is empty after a read
+    /// unless it holds data out of order.
+    fn acknowledge_after_read(&mut self) {
+        let space = self.data.window();
+        let connection_empty = !self.data.holds_data();
+        let space_doubled = space > 0 && space >= self.advertised.saturating_mul(2);
+        for j in 0..self.subflows.len() {
+            let sf = &self.subflows[j];
+            let Some(rx) = sf.rx.as_ref() else {
+                continue;
+            };
+            let visited = !self.mptcp || space_doubled || rx.ack_due_after_read(connection_empty);
+            if !visited {
+                continue;
+            }
+            let left = sf.advertised.saturating_sub(rx.pending_segments());
+            let window_opens = space > 0
+                && 2 * left as u64 <= self.data.buffer_segs
+                && space >= left.saturating_mul(2);
+            if rx.ack_due_after_read(rx.ooo_segments() == 0) || window_opens {
+                self.send_ack(j);
+            }
         }
     }
 
@@ -201,6 +281,8 @@ impl Server {
     fn make_ack(&mut self, s: usize) -> Option<Packet> {
         let (data_ack, rwnd) = (self.data.rcv_nxt, self.data.window());
         let sf = &mut self.subflows[s];
+        sf.advertised = rwnd;
+        self.advertised = rwnd;
         let rev = sf.path.rev;
         let (ack, tsecr, sack) = sf.rx.as_mut()?.make_ack();
         let blocks = sack.iter().filter(|b| b.1 > b.0).count() as u16;

@@ -11,6 +11,11 @@ use std::ops::Range;
 /// data-level timer re-sends at most one of them (`__mptcp_retrans()`).
 pub const DFRAG_SEGMENTS: u64 = 32 * 1024 / MSS as u64;
 
+/// How much the application hands the socket per write: the kernel backend's sending
+/// agent writes 64 KiB at a time, and `tcp_sendmsg()` ends each write with `tcp_push()`,
+/// which sets PSH on the segment holding the write's last byte.
+pub const APP_WRITE_BYTES: u64 = 64 * 1024;
+
 /// The sender's data level: what the application wrote, what the peer acknowledged at the
 /// data level, its window, and what is to be sent again.
 pub struct DataSender {
@@ -77,6 +82,11 @@ impl DataSender {
         self.nxt < self.app_limit
     }
 
+    /// Whether the next segment `take` gives is rewound data, sent before.
+    pub fn is_resending(&self) -> bool {
+        !self.resend.is_empty()
+    }
+
     /// The data sequence number of the next segment to send. The caller checked `has_data`.
     pub fn take(&mut self) -> u64 {
         if !self.resend.is_empty() {
@@ -121,6 +131,16 @@ impl DataSender {
         self.una..end.max(self.una)
     }
 
+    /// Whether new data segment `dsn` holds the end of one of the application's writes:
+    /// every `APP_WRITE_BYTES`, and the last byte it has written (`tcp_push()` at the end
+    /// of `tcp_sendmsg()`, PSH on the segment). Plain TCP, and MPTCP's schedulers other
+    /// than Linux's, push there; Linux's MPTCP scheduler pushes at the end of each burst.
+    pub fn ends_write(&self, dsn: u64) -> bool {
+        let (start, end) = (dsn * MSS as u64, (dsn + 1) * MSS as u64);
+        // A write ends in (start, end].
+        dsn + 1 == self.app_limit || end / APP_WRITE_BYTES != start / APP_WRITE_BYTES
+    }
+
     /// Counts a segment the caller sent again at the data level.
     pub fn count_resent(&mut self) {
         self.resent += 1;
@@ -163,6 +183,12 @@ impl DataReceiver {
             self.rcv_nxt = end;
         }
         self.rcv_nxt - before
+    }
+
+    /// Whether the buffer holds anything (out-of-order data; in-order data is read at
+    /// once): Linux's `sk_rmem_alloc` of the connection after a read.
+    pub fn holds_data(&self) -> bool {
+        !self.ooo.is_empty()
     }
 
     /// The advertised window: buffer space not taken by out-of-order data.

@@ -106,7 +106,7 @@ mod tests {
         tx.ssthresh = cwnd;
         tx.rtt.srtt = srtt_ms * 1_000_000;
         for dsn in 0..in_flight {
-            tx.send_new(dsn, 0);
+            tx.send_new(dsn, false, 0);
         }
         let path = Path {
             fwd: RouteId(0),

@@ -14,5 +14,5 @@ pub mod stale;
 pub use data::{DFRAG_SEGMENTS, DataReceiver, DataSender};
 pub use path_manager::PathManager;
 pub use scheduler::Scheduler;
-pub use send_queue::SendQueue;
+pub use send_queue::{Queued, SendQueue};
 pub use stale::StaleWatch;

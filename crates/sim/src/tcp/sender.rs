@@ -35,6 +35,10 @@ const LOST: u8 = 2;
 const RETRANS: u8 = 4;
 /// It was retransmitted at some time (`TCPCB_EVER_RETRANS`).
 const EVER_RETRANS: u8 = 8;
+/// It ends what the sender handed TCP in one go and carries PSH (`TCPHDR_PSH`, set by
+/// `tcp_mark_push()`); a retransmission of it carries PSH again, as the skb keeps its
+/// flags.
+const PUSH: u8 = 16;
 /// Segments SACKed above a hole before it counts as lost (RFC 6675 DupThresh, Linux's
 /// `tcp_reordering`): NewReno's duplicate-ACK threshold, and where RACK stops waiting.
 const DUP_THRESH: u64 = 3;
@@ -257,6 +261,11 @@ impl Sender {
         self.segment(seq).flags |= flag;
     }
 
+    /// Whether outstanding segment `seq` carries PSH.
+    pub fn pushed(&self, seq: u64) -> bool {
+        self.flags(seq) & PUSH != 0
+    }
+
     /// The data sequence number carried by outstanding segment `seq`.
     pub fn dsn_of(&self, seq: u64) -> u64 {
         self.board[(seq - self.snd_una) as usize].dsn
@@ -315,15 +324,15 @@ impl Sender {
         self.retransmits += 1;
     }
 
-    /// Sends a new segment carrying data sequence number `dsn` at `now`; returns its
-    /// subflow sequence number. The caller checked `has_room` (or sends a probe). The first
-    /// segment in flight arms the retransmission timer, as does one sent while a probe is
-    /// pending (`tcp_event_new_data_sent()`).
-    pub fn send_new(&mut self, dsn: u64, now: Nanos) -> u64 {
+    /// Sends a new segment carrying data sequence number `dsn` at `now`, with PSH if
+    /// `push`; returns its subflow sequence number. The caller checked `has_room` (or sends
+    /// a probe). The first segment in flight arms the retransmission timer, as does one
+    /// sent while a probe is pending (`tcp_event_new_data_sent()`).
+    pub fn send_new(&mut self, dsn: u64, push: bool, now: Nanos) -> u64 {
         let s = self.snd_nxt;
         let first_in_flight = self.outstanding() == 0;
         self.board.push_back(Segment {
-            flags: 0,
+            flags: if push { PUSH } else { 0 },
             dsn,
             sent_at: now,
         });
@@ -841,7 +850,7 @@ mod tests {
                 out.push(Next::Retransmit(q));
             } else if s.has_room() {
                 let n = s.snd_nxt;
-                out.push(Next::New(s.send_new(n, now)));
+                out.push(Next::New(s.send_new(n, false, now)));
             } else {
                 break;
             }
@@ -894,8 +903,8 @@ mod tests {
         // and in avoidance the window may not grow.
         s.ssthresh = 5.0;
         s.on_ack(1, &ack(10, &[], 0));
-        s.send_new(10, 1);
-        s.send_new(11, 1);
+        s.send_new(10, false, 1);
+        s.send_new(11, false, 1);
         s.cwnd_validate();
         assert_eq!(
             s.usage,
@@ -1052,7 +1061,7 @@ mod tests {
         assert_eq!(s.probe(), Some(Probe::NewData));
         // The connection sends it whatever the window, then closes the probe.
         assert!(!s.has_room());
-        s.send_new(12, due);
+        s.send_new(12, false, due);
         assert_eq!(s.send_probe(due), None);
         assert_eq!((s.snd_nxt, s.loss_probes, s.retransmits), (13, 1, 0));
     }

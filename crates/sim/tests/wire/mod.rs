@@ -160,4 +160,11 @@ impl Wire {
             .iter()
             .filter(move |(_, p)| p.kind == kind && p.subflow == SubflowId(subflow))
     }
+
+    /// Data segments sent on `subflow`, with PSH or without.
+    pub fn data_sent(&self, subflow: u8) -> impl Iterator<Item = &(Nanos, Packet)> {
+        self.log
+            .iter()
+            .filter(move |(_, p)| p.kind.is_data() && p.subflow == SubflowId(subflow))
+    }
 }
