@@ -21,7 +21,9 @@ use scenario::spec::Protocol;
 /// extra loads cost more than they save (measured: TCP at 100 flows 7 % faster without).
 const WIDE_PREFETCH_CONNECTIONS: usize = 1000;
 
-/// Receive buffer when a flow sets none: Linux's default tcp_rmem maximum (6 MiB).
+/// Receive buffer when a flow sets none: the `tcp_rmem` maximum Linux long had (6 MiB);
+/// Linux 6.18 allows 32 MiB but grows the buffer to it only as the application reads (not
+/// modelled: docs/linux-fidelity.md, "Not yet modelled").
 const DEFAULT_RCV_BUFFER: u64 = 6 * 1024 * 1024;
 
 fn trace_interval(sc: &Scenario) -> Nanos {
