@@ -18,6 +18,7 @@
 //! all subflows), so it is not kept here, and neither is the delayed-ACK timer: it lives
 //! in the connection's timer table.
 
+use super::rtt::{INITIAL_RTO, RttEstimator};
 use crate::ranges::RangeSet;
 use net::Nanos;
 
@@ -25,10 +26,6 @@ use net::Nanos;
 pub const DELACK_TIMEOUT: u64 = 40_000_000;
 /// Quick ACKs granted at most at a time (`TCP_MAX_QUICKACKS`).
 const MAX_QUICKACKS: u32 = 16;
-/// The receiver's RTO before it has an RTT sample (`TCP_TIMEOUT_INIT`).
-const INITIAL_RTO: Nanos = 1_000_000_000;
-/// The least RTO (`TCP_RTO_MIN`).
-const RTO_MIN: Nanos = 200_000_000;
 
 pub struct Receiver {
     pub rcv_nxt: u64,
@@ -92,11 +89,13 @@ impl Receiver {
         }
     }
 
-    /// The handshake's RTT sample sets the receiver's RTO as Linux's first sample does
-    /// (`tcp_rtt_estimator()`, `tcp_set_rto()`: SRTT plus four times half of it, at least
-    /// `TCP_RTO_MIN` beyond SRTT).
+    /// The handshake's RTT sample sets the receiver's RTO as a first sample sets any
+    /// sender's (`tcp_synack_rtt_meas()` feeds `tcp_rtt_estimator()`): the receiver takes
+    /// no other sample, so it keeps that RTO.
     pub fn on_handshake_rtt(&mut self, rtt: Nanos) {
-        self.rto = rtt + (2 * rtt).max(RTO_MIN);
+        let mut estimator = RttEstimator::default();
+        estimator.sample(rtt);
+        self.rto = estimator.rto();
     }
 
     /// A data segment arrives at `now`; `window` is the connection's advertised window in
