@@ -30,6 +30,9 @@ pub struct FlowMeter {
     /// Per flow, per subflow.
     cwnd: Vec<Vec<Vec<f32>>>,
     rtt_ms: Vec<Vec<Vec<f32>>>,
+    /// Per flow, per subflow, when the scenario traces receivers: `rcv_ssthresh` and
+    /// `window_clamp`, bytes.
+    receiver: Option<Vec<Vec<Vec<[f32; 2]>>>>,
     /// Per flow, payload bytes its MPTCP connections sent again at the data level, when the
     /// backend measures it.
     reinjected: Option<Vec<u64>>,
@@ -140,6 +143,12 @@ impl FlowMeter {
             trace_times: Vec::new(),
             cwnd: per_subflow(),
             rtt_ms: per_subflow(),
+            receiver: sc.measure.trace_receiver.then(|| {
+                flows
+                    .iter()
+                    .map(|f| vec![Vec::new(); subflows(sc, f.group)])
+                    .collect()
+            }),
             reinjected: None,
             loss_recovery: None,
         }
@@ -219,6 +228,24 @@ impl FlowMeter {
         }
     }
 
+    /// Whether the scenario traces receivers (`trace_receiver`).
+    pub fn traces_receivers(&self) -> bool {
+        self.receiver.is_some()
+    }
+
+    /// Samples each subflow's receiving side (after `trace`, at the same instant): its
+    /// `rcv_ssthresh` and `window_clamp`, bytes (NaN where there is none).
+    pub fn trace_receivers(&mut self, mut sample: impl FnMut(usize, usize) -> [f32; 2]) {
+        let Some(receiver) = self.receiver.as_mut() else {
+            return;
+        };
+        for (i, subflows) in receiver.iter_mut().enumerate() {
+            for (k, values) in subflows.iter_mut().enumerate() {
+                values.push(sample(i, k));
+            }
+        }
+    }
+
     /// Window and RTT series of each subflow of flow `i`, and the convergence metrics.
     fn subflow_traces(
         &mut self,
@@ -233,6 +260,12 @@ impl FlowMeter {
             .map(|w| w.into_iter().map(f64::from).collect())
             .collect();
         let rtts = std::mem::take(&mut self.rtt_ms[i]);
+        let mut receivers = self
+            .receiver
+            .as_mut()
+            .map(|r| std::mem::take(&mut r[i]))
+            .unwrap_or_default()
+            .into_iter();
         let converged: Vec<Option<Convergence>> = (0..cwnds.len())
             .map(|k| {
                 let after = sc.measure.convergence_after?.secs();
@@ -265,10 +298,23 @@ impl FlowMeter {
             });
             out.series.push(Series {
                 name: "rtt_ms".into(),
-                entity: name,
+                entity: name.clone(),
                 times_s: self.trace_times.clone(),
                 values: rtt.into_iter().map(f64::from).collect(),
             });
+            if let Some(samples) = receivers.next() {
+                for (j, series) in ["rcv_ssthresh_kb", "window_clamp_kb"]
+                    .into_iter()
+                    .enumerate()
+                {
+                    out.series.push(Series {
+                        name: series.into(),
+                        entity: name.clone(),
+                        times_s: self.trace_times.clone(),
+                        values: samples.iter().map(|v| f64::from(v[j]) / 1000.0).collect(),
+                    });
+                }
+            }
         }
     }
 

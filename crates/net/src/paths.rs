@@ -24,16 +24,18 @@ pub fn subflow_routes(group: &FlowGroup) -> Vec<Route> {
     }
 }
 
-/// The receive buffer of `group`'s connections, if the scenario sets one: as given, or `k`
-/// times the rule's (`buffer_rule_bytes` over its subflows' routes).
+/// The receive buffer of `group`'s connections, if the scenario fixes one: as given, or `k`
+/// times the rule's (`buffer_rule_bytes` over its subflows' routes). `None` for an
+/// autotuned buffer too.
 pub fn rcv_buffer(group: &FlowGroup, links: &[Link]) -> Option<Size> {
-    group.rcv_buffer.map(|b| match b {
-        BufferSize::Fixed(s) => s,
-        BufferSize::Rule(k) => Size::Bytes(
+    group.rcv_buffer.and_then(|b| match b {
+        BufferSize::Fixed(s) => Some(s),
+        BufferSize::Rule(k) => Some(Size::Bytes(
             (k * buffer_rule_bytes(&subflow_routes(group), links))
                 .round()
                 .max(1.0) as u64,
-        ),
+        )),
+        BufferSize::Autotuned => None,
     })
 }
 

@@ -71,6 +71,8 @@ pub fn series(name: &str) -> String {
         "cwnd_pkts" => "congestion window (packets)".into(),
         "rtt_ms" => "smoothed RTT (ms)".into(),
         "queue_pkts" => "queue (packets)".into(),
+        "rcv_ssthresh_kb" => "receive window's rcv_ssthresh (kB)".into(),
+        "window_clamp_kb" => "receive window's clamp (kB)".into(),
         other => other.replace('_', " "),
     }
 }

@@ -68,6 +68,8 @@ impl Scenario {
             .nanos()
             .max(1) as u128;
         let samples = duration.div_ceil(trace);
+        // Window and RTT per subflow, and the receiver's two when traced.
+        let per_sample = if self.measure.trace_receiver { 2 } else { 1 };
         let (mut flows, mut subflows, mut closed) = (0u128, 0u128, 0u128);
         for g in &self.flows {
             // The most flows a draw can give.
@@ -99,7 +101,7 @@ impl Scenario {
                 ),
             ),
             (
-                (subflows + directions) * samples * BYTES_PER_SAMPLE,
+                (per_sample * subflows + directions) * samples * BYTES_PER_SAMPLE,
                 format!(
                     "traces: {} subflows and link directions x {samples} samples",
                     subflows + directions

@@ -671,6 +671,10 @@ pub struct MeasureSpec {
     /// Convergence metrics: for each subflow, the time after this instant until its window
     /// first reaches its mean over the rest of the run (the Balia draft, draft-walid-mptcp-congestion-control-04, section 5.2).
     pub convergence_after: Option<Duration>,
+    /// Also trace each subflow's receiving side (simulator only): `rcv_ssthresh_kb` and
+    /// `window_clamp_kb`, Linux's receive-window slow start and its ceiling.
+    #[serde(default)]
+    pub trace_receiver: bool,
 }
 
 fn default_interval() -> Duration {
@@ -685,6 +689,7 @@ impl Default for MeasureSpec {
             per_flow: true,
             trace_interval: None,
             convergence_after: None,
+            trace_receiver: false,
         }
     }
 }

@@ -313,18 +313,23 @@ string_quantity!(
 pub enum BufferSize {
     Fixed(Size),
     Rule(f64),
+    /// `auto`: Linux's autotuning (`tcp_rmem`), as a socket with no `SO_RCVBUF` has.
+    Autotuned,
 }
 
 impl BufferSize {
     pub fn parse(text: &str) -> Result<Self, String> {
+        if text == "auto" {
+            return Ok(BufferSize::Autotuned);
+        }
         match split_number(text) {
             Some((v, "rule")) if v > 0.0 && v.is_finite() => Ok(BufferSize::Rule(v)),
             Some((_, "rule")) => Err(format!(
                 "expected a positive multiple of the rule, got `{text}`"
             )),
-            _ => Size::parse(text)
-                .map(BufferSize::Fixed)
-                .map_err(|e| format!("{e}, or a multiple of the buffer rule such as `0.5rule`")),
+            _ => Size::parse(text).map(BufferSize::Fixed).map_err(|e| {
+                format!("{e}, a multiple of the buffer rule such as `0.5rule`, or `auto`")
+            }),
         }
     }
 }
@@ -334,6 +339,7 @@ impl fmt::Display for BufferSize {
         match self {
             BufferSize::Fixed(s) => s.fmt(f),
             BufferSize::Rule(k) => write!(f, "{k}rule"),
+            BufferSize::Autotuned => f.write_str("auto"),
         }
     }
 }

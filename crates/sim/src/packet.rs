@@ -1,15 +1,16 @@
 //! The simulated packet, and what the fabric carries of it.
 //!
-//! An endpoint makes a [`Packet`] (headers, sequence numbers, SACK blocks: 64 bytes, one cache line); the
-//! world files it in a [`PacketStore`] and hands the fabric an [`InFlight`] of 12 bytes (the
-//! routing header is packed to six): the packet's place in the store, its routing header
-//! and its size, all a link needs (a link's slot, with two times, is 32 bytes). Only
+//! An endpoint makes a [`Packet`] (headers, sequence numbers, SACK blocks: 64 bytes, one cache
+//! line) and hands it out with the route it takes (a [`Transmit`]); the world files it in a
+//! [`PacketStore`] and hands the fabric an [`InFlight`] of 12 bytes (the routing header is
+//! packed to six): the packet's place in the store, its routing header and its size, all a
+//! link needs (a link's slot, with two times, is 32 bytes). Only
 //! that moves from queue to queue, hop after hop; the packet itself is written once and
 //! read once, by the endpoint it reaches. Freed places are reused, so a run in its steady
 //! state allocates nothing per packet.
 
 use crate::ids::{ConnId, SubflowId};
-use net::{RouteId, Routed, RoutingHeader};
+use net::{Nanos, RouteId, Routed, RoutingHeader};
 
 /// TCP/IP headers on a data segment or a pure ACK; MSS 1460 makes a 1500-byte packet.
 pub const HEADER_BYTES: u16 = 40;
@@ -57,15 +58,20 @@ pub struct Packet {
     pub conn: ConnId,
     pub subflow: SubflowId,
     pub kind: Kind,
-    /// The route it follows through the fabric.
-    pub route: RouteId,
     pub wire_bytes: u16,
+    /// The TCP timestamp option's millisecond clock (`TCP_TS_HZ`), by which the receiver
+    /// times its round trip (`tcp_rcv_rtt_measure_ts()`): an ACK's own TSval, and in data
+    /// the TSecr, the TSval of the latest ACK its sender took (`tcp_replace_ts_recent()`:
+    /// every ACK, the sender having no data of its own). 0: none yet.
+    pub ack_tsval_ms: u32,
     /// Data: subflow segment number. ACK: the subflow's cumulative acknowledgement.
     pub seq: u64,
     /// Data: data sequence number (MPTCP's DSS; equal to `seq` for plain TCP).
     /// ACK: the connection's cumulative data acknowledgement.
     pub dsn: u64,
-    /// Data and SYN: time sent (TSval). ACK and SYN-ACK: the echoed TSval (TSecr).
+    /// Data and SYN: time sent, by which the sender times the round trip. ACK and SYN-ACK:
+    /// that time echoed. (Linux times its RTT samples with each segment's microsecond send
+    /// stamp; the timestamp option's echo, `ack_tsval_ms`, serves the receiver.)
     pub ts: u64,
     /// ACK: the connection's advertised receive window, segments beyond `dsn`.
     pub rwnd: u32,
@@ -75,12 +81,12 @@ pub struct Packet {
 
 impl Packet {
     /// A segment with no payload, acknowledgement or options beyond its kind.
-    pub fn control(conn: ConnId, subflow: SubflowId, kind: Kind, route: net::RouteId) -> Self {
+    pub fn control(conn: ConnId, subflow: SubflowId, kind: Kind) -> Self {
         Packet {
             conn,
             subflow,
             kind,
-            route,
+            ack_tsval_ms: 0,
             wire_bytes: match kind {
                 Kind::Syn | Kind::SynAck => SYN_BYTES,
                 _ => HEADER_BYTES,
@@ -99,6 +105,21 @@ impl Packet {
             _ => 0,
         }
     }
+}
+
+/// A packet an endpoint sends, and the route it takes (the endpoint's path for its
+/// subflow, in its direction): the route is the fabric's business, so the packet itself
+/// does not carry it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transmit {
+    pub route: RouteId,
+    pub packet: Packet,
+}
+
+/// The timestamp option's clock at `now`: milliseconds (`TCP_TS_HZ`), wrapping as the
+/// option's 32 bits do; never 0, which stands for no timestamp.
+pub fn ts_clock_ms(now: Nanos) -> u32 {
+    ((now / 1_000_000) as u32).max(1)
 }
 
 /// A packet's place in the [`PacketStore`].
@@ -144,7 +165,7 @@ impl PacketStore {
     /// wait for those narrow stores (a failed store-to-load forwarding, a few percent of
     /// the time per hop).
     #[inline]
-    pub fn reserve(&mut self, pkt: &Packet) -> InFlight {
+    pub fn reserve(&mut self, pkt: &Packet, route: RouteId) -> InFlight {
         let id = match self.free.pop() {
             Some(i) => i,
             None => {
@@ -154,10 +175,7 @@ impl PacketStore {
         };
         InFlight {
             id: PacketId(id),
-            routing: RoutingHeader {
-                route: pkt.route,
-                hop: 0,
-            },
+            routing: RoutingHeader { route, hop: 0 },
             wire_bytes: pkt.wire_bytes,
         }
     }

@@ -6,7 +6,8 @@
 use crate::connection::{Client, ConnConfig, Path, Server, ServerEvent};
 use crate::engine::{End, Ev, EventQueue};
 use crate::ids::{ConnId, FlowId};
-use crate::packet::{HEADER_BYTES, InFlight, MSS, Packet, PacketStore};
+use crate::packet::{HEADER_BYTES, InFlight, MSS, Packet, PacketStore, Transmit};
+use crate::tcp::receive_window::{RMEM_MAX, ReceiveBuffer};
 use crate::traffic::FlowSource;
 use measure::{FlowMeter, FlowSlot, LinkMeter};
 use net::layout::flow_layout;
@@ -20,11 +21,6 @@ use scenario::spec::Protocol;
 /// and its timers and counters ahead; below, their state mostly stays in cache and those
 /// extra loads cost more than they save (measured: TCP at 100 flows 7 % faster without).
 const WIDE_PREFETCH_CONNECTIONS: usize = 1000;
-
-/// Receive buffer when a flow sets none: the `tcp_rmem` maximum Linux long had (6 MiB);
-/// Linux 6.18 allows 32 MiB but grows the buffer to it only as the application reads (not
-/// modelled: docs/linux-fidelity.md, "Not yet modelled").
-const DEFAULT_RCV_BUFFER: u64 = 6 * 1024 * 1024;
 
 fn trace_interval(sc: &Scenario) -> Nanos {
     sc.measure
@@ -275,15 +271,25 @@ impl<'s> World<'s> {
                 _ => (f32::NAN, f32::NAN),
             }
         });
+        if self.meter.traces_receivers() {
+            self.meter.trace_receivers(|i, k| {
+                let server = flows[i].conn.and_then(|c| conns[c.index()].server.as_ref());
+                match server.and_then(|s| s.receive_window(k)) {
+                    Some((ssthresh, clamp)) => [ssthresh as f32, clamp as f32],
+                    None => [f32::NAN; 2],
+                }
+            });
+        }
         self.fabric.sync_stats(self.now);
         self.link_meter.trace(self.now, &self.fabric.links);
     }
 
     /// Puts a packet on the first hop of its route.
-    fn inject(&mut self, pkt: Packet) {
+    fn inject(&mut self, out: Transmit) {
         self.packet_hops += 1;
+        let pkt = out.packet;
         // The packet is copied into the store after the link's work (see `reserve`).
-        let in_flight = self.packets.reserve(&pkt);
+        let in_flight = self.packets.reserve(&pkt, out.route);
         let entered = self
             .fabric
             .enter(self.now, in_flight, &mut link_wake(&mut self.queue));
@@ -472,9 +478,15 @@ impl<'s> World<'s> {
                 rev: self.fabric.routes.intern(&r.reversed().hops),
             })
             .collect();
-        let buffer = net::paths::rcv_buffer(group, &self.sc.links)
-            .map(|b| b.bytes(MSS as u64))
-            .unwrap_or(DEFAULT_RCV_BUFFER);
+        // A flow that sets no buffer gets Linux's: autotuned up to `tcp_rmem[2]`.
+        let rcv_buffer = match net::paths::rcv_buffer(group, &self.sc.links) {
+            Some(size) => ReceiveBuffer::Fixed {
+                segments: (size.bytes(MSS as u64) / MSS as u64).max(1),
+            },
+            None => ReceiveBuffer::Autotuned {
+                max_bytes: RMEM_MAX,
+            },
+        };
         let cfg = ConnConfig {
             mptcp: group.protocol == Protocol::Mptcp,
             sack: group.sack,
@@ -485,7 +497,7 @@ impl<'s> World<'s> {
                 .unwrap_or(u64::MAX),
             scheduler: group.scheduler,
             stale_loss_cnt: group.stale_loss_cnt,
-            rcv_buffer_segs: (buffer / MSS as u64).max(1),
+            rcv_buffer,
             total_bytes: source.remaining,
         };
         let cc = group.cc.instantiate();

@@ -9,7 +9,8 @@ use net::Nanos;
 use sim::connection::{ConnConfig, Server};
 use sim::ids::{ConnId, SubflowId};
 use sim::packet::{HEADER_BYTES, Kind, MSS, Packet};
-use wire::{MS, config, path};
+use sim::tcp::receive_window::ReceiveBuffer;
+use wire::{MS, config, server_with_subflows};
 
 /// A server whose subflows are past their first 16 segments (each acknowledged at once,
 /// quick-ACK mode) and hold no ACK: subflow `k` received data segments
@@ -21,15 +22,10 @@ struct Receiving {
 
 impl Receiving {
     fn new(cfg: &ConnConfig, subflows: u8) -> Self {
-        let paths: Vec<_> = (0..subflows as u32).map(path).collect();
-        let mut server = Server::new(ConnId(0), cfg, &paths);
-        for s in 0..subflows {
-            let mut syn = Packet::control(ConnId(0), SubflowId(s), Kind::Syn, path(s as u32).fwd);
-            syn.ts = 1;
-            server.handle_packet(0, &syn);
-        }
-        let mut r = Receiving { server, now: 0 };
-        r.acks();
+        let mut r = Receiving {
+            server: server_with_subflows(cfg, subflows),
+            now: 0,
+        };
         for s in 0..subflows {
             for k in 0..16 {
                 r.now = 10 * MS + (s as u64 * 16 + k) * 100_000;
@@ -52,12 +48,7 @@ impl Receiving {
             dsn,
             ts: 1,
             wire_bytes: payload + HEADER_BYTES,
-            ..Packet::control(
-                ConnId(0),
-                SubflowId(s),
-                Kind::Data { push },
-                path(s as u32).fwd,
-            )
+            ..Packet::control(ConnId(0), SubflowId(s), Kind::Data { push })
         };
         self.server.handle_packet(self.now, &pkt);
     }
@@ -65,6 +56,7 @@ impl Receiving {
     /// The ACKs sent now, as (subflow, cumulative acknowledgement).
     fn acks(&mut self) -> Vec<(u8, u64)> {
         std::iter::from_fn(|| self.server.poll_transmit(self.now))
+            .map(|t| t.packet)
             .filter(|p| p.kind == Kind::Ack)
             .map(|p| (p.subflow.0, p.seq))
             .collect()
@@ -154,20 +146,20 @@ fn mptcp_announces_a_window_the_read_doubled() {
     // window, at least twice what is left of its last one; subflow 0 (last window 40, 39
     // left) holds its lone segment's ACK for its timer.
     let cfg = ConnConfig {
-        rcv_buffer_segs: 40,
+        rcv_buffer: ReceiveBuffer::Fixed { segments: 40 },
         ..config(true, u64::MAX)
     };
     let mut r = Receiving::new(&cfg, 2);
     let mut windows = vec![];
     for k in 0..24 {
         r.data(1, 16 + k, 33 + k, false);
-        windows.extend(std::iter::from_fn(|| r.server.poll_transmit(r.now)).map(|p| p.rwnd));
+        windows.extend(std::iter::from_fn(|| r.server.poll_transmit(r.now)).map(|t| t.packet.rwnd));
     }
     assert_eq!(windows.len(), 12, "every second segment");
     assert_eq!(windows.last(), Some(&16));
     r.data(0, 16, 32, false);
     let after: Vec<(u8, u64, u32)> = std::iter::from_fn(|| r.server.poll_transmit(r.now))
-        .map(|p| (p.subflow.0, p.seq, p.rwnd))
+        .map(|t| (t.packet.subflow.0, t.packet.seq, t.packet.rwnd))
         .collect();
     assert_eq!(after, [(1, 40, 40)]);
     assert_eq!(r.delayed_acks().1, [(0, 17)]);

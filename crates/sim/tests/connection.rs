@@ -10,6 +10,7 @@ use scenario::spec::SchedulerKind;
 use sim::connection::{ConnConfig, Server, ServerEvent, SubflowState};
 use sim::ids::{ConnId, SubflowId};
 use sim::packet::{HEADER_BYTES, Kind, MSS, Packet, SYN_BYTES};
+use sim::tcp::receive_window::ReceiveBuffer;
 use wire::{MS, Wire, config, path, tx};
 
 #[test]
@@ -81,7 +82,7 @@ fn a_slow_path_fills_the_shared_receive_buffer_and_blocks_the_fast_one() {
     let goodput = |buffer: u64| {
         // Round robin puts every other segment on the slow path whenever it has room.
         let cfg = ConnConfig {
-            rcv_buffer_segs: buffer,
+            rcv_buffer: ReceiveBuffer::Fixed { segments: buffer },
             scheduler: SchedulerKind::RoundRobin,
             ..config(true, u64::MAX)
         };
@@ -122,15 +123,10 @@ fn out_of_order_data_is_reassembled_and_delivered_once() {
         dsn,
         ts: 1,
         wire_bytes: MSS + HEADER_BYTES,
-        ..Packet::control(
-            ConnId(0),
-            SubflowId(subflow),
-            Kind::Data { push: false },
-            path(subflow as u32).fwd,
-        )
+        ..Packet::control(ConnId(0), SubflowId(subflow), Kind::Data { push: false })
     };
     for s in [0, 1] {
-        let mut syn = Packet::control(ConnId(0), SubflowId(s), Kind::Syn, path(s as u32).fwd);
+        let mut syn = Packet::control(ConnId(0), SubflowId(s), Kind::Syn);
         syn.ts = 1;
         server.handle_packet(0, &syn);
     }
@@ -147,6 +143,7 @@ fn out_of_order_data_is_reassembled_and_delivered_once() {
     );
     // Subflow 0's hole is acknowledged at once with a SACK block.
     let ack = std::iter::from_fn(|| server.poll_transmit(3))
+        .map(|t| t.packet)
         .filter(|p| p.subflow == SubflowId(0))
         .last()
         .expect("an immediate ACK");
@@ -198,7 +195,7 @@ fn a_window_limited_flow_stops_at_its_limit_and_a_loss_halves_what_it_used() {
 #[test]
 fn a_receive_window_limited_flow_does_not_grow_its_window_unseen() {
     let cfg = ConnConfig {
-        rcv_buffer_segs: 8,
+        rcv_buffer: ReceiveBuffer::Fixed { segments: 8 },
         ..config(false, u64::MAX)
     };
     let mut w = Wire::new(cfg, &[10], Box::new(mptcp_cc::Reno));

@@ -31,8 +31,8 @@ fn wire_losing_path_1_with(cfg: ConnConfig, revival: Nanos) -> Wire {
     let mut w = Wire::new(cfg, &[10, 10], Box::new(mptcp_cc::Lia));
     w.run_until(DEATH, |_| {});
     assert!(w.data_sent(1).count() > 0, "both subflows in use");
-    w.drop = Box::new(move |now, p| (DEATH..revival).contains(&now) && p.route.0 / 2 == 1);
-    w.in_flight.retain(|(_, _, p)| p.route.0 / 2 != 1);
+    w.drop = Box::new(move |now, p| (DEATH..revival).contains(&now) && p.subflow.0 == 1);
+    w.in_flight.retain(|(_, _, p)| p.subflow.0 != 1);
     w
 }
 

@@ -25,7 +25,14 @@ pub fn check_plots(plots: &[PlotSpec], params: &Params, names: &Names<'_>, p: &m
                 mark,
                 ..
             } => {
-                const SERIES: &[&str] = &["goodput_mbps", "cwnd_pkts", "rtt_ms", "queue_pkts"];
+                const SERIES: &[&str] = &[
+                    "goodput_mbps",
+                    "cwnd_pkts",
+                    "rtt_ms",
+                    "queue_pkts",
+                    "rcv_ssthresh_kb",
+                    "window_clamp_kb",
+                ];
                 if !SERIES.contains(&series.as_str()) {
                     p.push(at("series"), unknown("series", series, SERIES));
                 }

@@ -171,7 +171,7 @@ fn check_fields<'s>(
             "rcv_buffer",
             f.rcv_buffer.and_then(|b| match b {
                 BufferSize::Fixed(s) => Some(s),
-                BufferSize::Rule(_) => None,
+                BufferSize::Rule(_) | BufferSize::Autotuned => None,
             }),
         ),
     ] {

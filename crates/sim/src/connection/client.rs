@@ -7,7 +7,7 @@ use super::{ConnConfig, Path};
 use crate::ids::{ConnId, SubflowId};
 use crate::mptcp::retransmit::{self, Retransmission};
 use crate::mptcp::{DataSender, PathManager, Queued, Scheduler, linger};
-use crate::packet::{HEADER_BYTES, Kind, MSS, Packet};
+use crate::packet::{HEADER_BYTES, Kind, MSS, Packet, Transmit};
 use crate::tcp::{CaState, Probe, Sender, TimerAction};
 use mptcp_cc::{Ack, CongestionControl, SubflowView};
 use net::Nanos;
@@ -69,7 +69,7 @@ impl Client {
                 .map(|&p| ClientSubflow::new(Sender::new(cfg.sack, cfg.cwnd_clamp), p))
                 .collect(),
             cc,
-            data: DataSender::new(app_segments, cfg.rcv_buffer_segs.max(1)),
+            data: DataSender::new(app_segments, cfg.rcv_buffer.initial_window_segs()),
             scheduler: Scheduler::new(cfg.scheduler),
             stale_loss_cnt: cfg.stale_loss_cnt,
             path_manager: PathManager::new(paths.len()),
@@ -130,15 +130,19 @@ impl Client {
     /// data) on the subflows the scheduler picks. Data segments are made here, one per
     /// call, so nothing waits in a queue. The call that returns `None` ends the sending
     /// pass: it records each subflow's window use and arms the timers of those that sent.
-    pub fn poll_transmit(&mut self, now: Nanos) -> Option<Packet> {
-        if let Some(p) = self.control.pop_front() {
-            return Some(p);
-        }
-        if let Some(p) = self.next_data(now) {
-            return Some(p);
-        }
-        self.end_pass(now);
-        None
+    pub fn poll_transmit(&mut self, now: Nanos) -> Option<Transmit> {
+        let packet = match self.control.pop_front() {
+            Some(p) => p,
+            None => match self.next_data(now) {
+                Some(p) => p,
+                None => {
+                    self.end_pass(now);
+                    return None;
+                }
+            },
+        };
+        let route = self.subflows[packet.subflow.index()].path.fwd;
+        Some(Transmit { route, packet })
     }
 
     /// Starts loading the state an ACK on subflow `s` reads (see `World::prefetch_pipe`).
@@ -207,7 +211,7 @@ impl Client {
     fn send_syn(&mut self, s: usize, now: Nanos) {
         let sf = &mut self.subflows[s];
         sf.state = SubflowState::SynSent;
-        let mut syn = Packet::control(self.id, SubflowId(s as u8), Kind::Syn, sf.path.fwd);
+        let mut syn = Packet::control(self.id, SubflowId(s as u8), Kind::Syn);
         syn.ts = now.max(1);
         self.control.push_back(syn);
         self.timers.set(s, now + sf.tx.rtt.rto());
@@ -227,6 +231,7 @@ impl Client {
 
     fn on_syn_ack(&mut self, now: Nanos, s: usize, pkt: &Packet) {
         let sf = &mut self.subflows[s];
+        sf.ack_tsval_ms = pkt.ack_tsval_ms;
         sf.tx.rtt.backoff = 0;
         sf.tx.rtt.sample(now.saturating_sub(pkt.ts));
         // tcp_init_transfer(): the initial window is cut to one segment when the handshake
@@ -246,8 +251,9 @@ impl Client {
 
     fn send_join_ack(&mut self, s: usize, now: Nanos) {
         let sf = &self.subflows[s];
-        let mut ack = Packet::control(self.id, SubflowId(s as u8), Kind::JoinAck, sf.path.fwd);
+        let mut ack = Packet::control(self.id, SubflowId(s as u8), Kind::JoinAck);
         ack.ts = now.max(1);
+        ack.ack_tsval_ms = sf.ack_tsval_ms;
         self.control.push_back(ack);
         self.timers.set(s, now + sf.tx.rtt.rto());
     }
@@ -262,6 +268,9 @@ impl Client {
         if (sf.tx.snd_una..=sf.tx.snd_nxt).contains(&pkt.seq) {
             sf.watch.heard_from(now);
         }
+        // `tcp_replace_ts_recent()`: every ACK passes, since this end sends no data of its
+        // own for the ACK's sequence number to be checked against.
+        sf.ack_tsval_ms = pkt.ack_tsval_ms;
         let res = sf.tx.on_ack(now, pkt);
         let data_advanced = self.data.on_data_ack(pkt.dsn, pkt.rwnd as u64) > 0;
         let tx = &sf.tx;
@@ -572,13 +581,9 @@ impl Client {
             seq,
             dsn,
             ts: now.max(1),
+            ack_tsval_ms: sf.ack_tsval_ms,
             wire_bytes: payload as u16 + HEADER_BYTES,
-            ..Packet::control(
-                self.id,
-                SubflowId(s as u8),
-                Kind::Data { push },
-                sf.path.fwd,
-            )
+            ..Packet::control(self.id, SubflowId(s as u8), Kind::Data { push })
         }
     }
 }

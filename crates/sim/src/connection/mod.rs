@@ -16,6 +16,7 @@ pub use client::Client;
 pub use server::{Server, ServerEvent};
 pub use subflow::{ClientSubflow, SubflowState};
 
+use crate::tcp::receive_window::ReceiveBuffer;
 use net::RouteId;
 use scenario::spec::SchedulerKind;
 
@@ -38,8 +39,8 @@ pub struct ConnConfig {
     pub scheduler: SchedulerKind,
     /// `net.mptcp.stale_loss_cnt`: see `mptcp::stale`.
     pub stale_loss_cnt: u8,
-    /// The receiver's buffer, segments: shared by all subflows of an MPTCP connection.
-    pub rcv_buffer_segs: u64,
+    /// The receiver's buffer: shared by all subflows of an MPTCP connection.
+    pub rcv_buffer: ReceiveBuffer,
     /// Payload bytes the application writes; `u64::MAX` for a source that never stops.
     pub total_bytes: u64,
 }

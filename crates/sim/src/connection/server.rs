@@ -7,15 +7,25 @@
 //! (net/mptcp/protocol.c), which runs it on each subflow that
 //! `mptcp_subflow_could_cleanup()` picks, or on all when the read doubled the space last
 //! advertised. See `acknowledge_after_read`.
+//!
+//! With an autotuned buffer (`ReceiveBuffer::Autotuned`) the window follows Linux's
+//! `rcv_ssthresh` and the buffer grows by Dynamic Right-Sizing (`tcp::receive_window`):
+//! each subflow has its own `rcv_ssthresh`, clamp and buffer, an MPTCP connection its own
+//! buffer (`mptcp_rcv_space_adjust()`), and the right edge of the window never moves back
+//! (`tcp_select_window()`; MPTCP: `mptcp_set_rwin()` shares the largest edge any subflow
+//! advertised).
 
 use super::timers::{Timer, TimerTable};
 use super::{ConnConfig, Path};
 use crate::ids::{ConnId, SubflowId};
 use crate::mptcp::DataReceiver;
-use crate::packet::{HEADER_BYTES, Kind, MSS, Packet};
+use crate::packet::{HEADER_BYTES, Kind, MSS, Packet, Transmit, ts_clock_ms};
 use crate::tcp::Receiver;
+use crate::tcp::receive_window::{
+    ConnectionBuffer, Measure, ReceiveBuffer, SocketWindow, win_from_space,
+};
 use crate::tcp::receiver::DELACK_TIMEOUT;
-use crate::tcp::receiver::Segment;
+use crate::tcp::receiver::{DataResult, Segment};
 use net::Nanos;
 use std::collections::VecDeque;
 
@@ -36,9 +46,13 @@ struct ServerSubflow {
     syn_ts: u64,
     /// When its SYN arrived, until the handshake's RTT is taken.
     syn_at: Option<Nanos>,
-    /// The window its last ACK advertised, segments (`tp->rcv_wnd`).
+    /// The window its last ACK advertised, segments (`tp->rcv_wnd`), and its `rcv_nxt`
+    /// then (`tp->rcv_wup`).
     advertised: u32,
+    rcv_wup: u64,
     rx: Option<Receiver>,
+    /// Its `rcv_ssthresh`, clamp and buffer, with an autotuned buffer, once established.
+    window: Option<SocketWindow>,
 }
 
 pub struct Server {
@@ -48,6 +62,13 @@ pub struct Server {
     sack: bool,
     subflows: Vec<ServerSubflow>,
     data: DataReceiver,
+    buffer: ReceiveBuffer,
+    /// With an autotuned buffer, once the first subflow is established: the connection's
+    /// buffer and read measure.
+    autotune: Option<ConnectionBuffer>,
+    /// With an autotuned buffer: the right edge of the window advertised so far, data
+    /// segments (MPTCP's `msk->rcv_wnd_sent`; TCP's `rcv_wup + rcv_wnd`).
+    right_edge: u64,
     /// The window the last ACK on any subflow advertised (MPTCP's `msk->old_wspace`).
     advertised: u32,
     /// The data sequence number and size of a segment shorter than the MSS: the last of
@@ -82,10 +103,15 @@ impl Server {
                     syn_ts: 0,
                     syn_at: None,
                     advertised: 0,
+                    rcv_wup: 0,
                     rx: None,
+                    window: None,
                 })
                 .collect(),
-            data: DataReceiver::new(cfg.rcv_buffer_segs.max(1)),
+            data: DataReceiver::new(cfg.rcv_buffer.initial_window_segs()),
+            buffer: cfg.rcv_buffer,
+            autotune: None,
+            right_edge: 0,
             advertised: 0,
             short_segment: None,
             delivered_bytes: 0,
@@ -134,7 +160,7 @@ impl Server {
 
     /// The next packet to send: SYN-ACKs, then ACKs, lowest subflow first. (`_now` keeps
     /// the drivers' call the same for both ends; an ACK carries nothing time-dependent.)
-    pub fn poll_transmit(&mut self, _now: Nanos) -> Option<Packet> {
+    pub fn poll_transmit(&mut self, now: Nanos) -> Option<Transmit> {
         if self.syn_ack_due != 0 {
             let s = self.syn_ack_due.trailing_zeros() as usize;
             self.syn_ack_due &= !(1 << s);
@@ -142,16 +168,21 @@ impl Server {
             let sf = &mut self.subflows[s];
             sf.advertised = window;
             self.advertised = window;
-            let mut syn_ack =
-                Packet::control(self.id, SubflowId(s as u8), Kind::SynAck, sf.path.rev);
+            let mut syn_ack = Packet::control(self.id, SubflowId(s as u8), Kind::SynAck);
             syn_ack.ts = sf.syn_ts;
-            return Some(syn_ack);
+            syn_ack.ack_tsval_ms = ts_clock_ms(now);
+            let route = sf.path.rev;
+            return Some(Transmit {
+                route,
+                packet: syn_ack,
+            });
         }
         while self.ack_due != 0 {
             let s = self.ack_due.trailing_zeros() as usize;
             self.ack_due &= !(1 << s);
-            if let Some(ack) = self.make_ack(s) {
-                return Some(ack);
+            if let Some(ack) = self.make_ack(s, now) {
+                let route = self.subflows[s].path.rev;
+                return Some(Transmit { route, packet: ack });
             }
         }
         None
@@ -179,6 +210,13 @@ impl Server {
         self.delivered_bytes
     }
 
+    /// Subflow `k`'s `rcv_ssthresh` and `window_clamp`, bytes, with an autotuned buffer
+    /// once the subflow is established.
+    pub fn receive_window(&self, k: usize) -> Option<(u64, u64)> {
+        let w = self.subflows.get(k)?.window?;
+        Some((w.rcv_ssthresh, w.window_clamp))
+    }
+
     /// The advertised window: free space in the shared buffer, segments.
     pub fn window(&self) -> u32 {
         self.data.window()
@@ -190,6 +228,12 @@ impl Server {
         let sf = &mut self.subflows[s];
         if let (Some(at), Some(rx)) = (sf.syn_at.take(), sf.rx.as_mut()) {
             rx.on_handshake_rtt(now - at);
+            // Once: a SYN received again on an established subflow changes nothing.
+            if let (ReceiveBuffer::Autotuned { max_bytes }, None) = (self.buffer, sf.window) {
+                sf.window = Some(SocketWindow::established(max_bytes));
+                self.autotune
+                    .get_or_insert_with(|| ConnectionBuffer::new(max_bytes, now));
+            }
         }
     }
 
@@ -201,8 +245,12 @@ impl Server {
             push: push || bytes < MSS as u64,
         };
         let window = self.data.window() as u64;
-        let rx = self.subflows[s].rx.as_mut().expect("checked by the caller");
-        let res = rx.on_data(segment, now, window);
+        let sf = &mut self.subflows[s];
+        let rx = sf.rx.as_mut().expect("checked by the caller");
+        let mut res = rx.on_data(segment, now, window);
+        if sf.window.is_some() {
+            self.grow_window(now, s, pkt, &mut res);
+        }
         // The subflow's own check runs first (`__tcp_ack_snd_check()` as the segment is
         // processed); the application reads after it.
         if res.ack_now {
@@ -225,8 +273,66 @@ impl Server {
                 self.events.push_back(ServerEvent::Delivered {
                     bytes: in_order - self.delivered_bytes,
                 });
+                let read = in_order - self.delivered_bytes;
                 self.delivered_bytes = in_order;
+                self.adjust_buffer(now, read);
                 self.acknowledge_after_read();
+            }
+        }
+    }
+
+    /// What a data segment on subflow `s` does to its receive window, with an autotuned
+    /// buffer: the receiver's RTT measures, the payload share (`tcp_measure_rcv_mss()`),
+    /// `tcp_grow_window()` (an ACK at once if it grew) and, for data held out of order,
+    /// `tcp_rcvbuf_grow()` at the end of `tcp_data_queue_ofo()`.
+    fn grow_window(&mut self, now: Nanos, s: usize, pkt: &Packet, res: &mut DataResult) {
+        let (bytes, mss) = (pkt.payload(), MSS as u64);
+        let sf = &mut self.subflows[s];
+        let (Some(w), Some(rx)) = (sf.window.as_mut(), sf.rx.as_mut()) else {
+            return;
+        };
+        w.rtt.on_segment(now, pkt.ack_tsval_ms, bytes >= mss);
+        let in_order = res.delivered > 0;
+        if !in_order && !res.fresh {
+            return; // a duplicate
+        }
+        if bytes >= mss {
+            w.on_full_segment(sf.advertised as u64 * mss);
+        }
+        if in_order {
+            w.rtt.on_in_order(now, rx.rcv_nxt, sf.advertised as u64);
+        }
+        // `tcp_space()`: a TCP connection's buffer; an MPTCP subflow's own, which keeps
+        // only what it holds out of order (in-order data moves on to the connection). An
+        // in-order segment is in it when the window grows; one out of order is queued
+        // after (`skb_set_owner_r()`), and the receiver already counts it.
+        let free = if self.mptcp {
+            let held = if in_order {
+                rx.ooo_segments() + 1
+            } else {
+                rx.ooo_segments().saturating_sub(1)
+            };
+            win_from_space(w.scaling_ratio, w.rcvbuf).saturating_sub(held * mss)
+        } else {
+            let free = self.data.window() as u64 * mss;
+            if in_order {
+                free.saturating_sub(mss)
+            } else {
+                free
+            }
+        };
+        // In order, segments of 128 bytes or more (`tcp_event_data_recv()`); out of order,
+        // with SACK only ("to force DUPACK" without).
+        let grows = if in_order { bytes >= 128 } else { self.sack };
+        if grows && w.grow(bytes, free) {
+            rx.quickack_for_growth();
+            res.ack_now = true;
+        }
+        if !in_order {
+            let space = w.space;
+            w.rcvbuf_grow(space, rx.ooo_span() * mss);
+            if !self.mptcp {
+                self.data.buffer_segs = win_from_space(w.scaling_ratio, w.rcvbuf) / mss;
             }
         }
     }
@@ -255,9 +361,15 @@ impl Server {
                 continue;
             }
             let left = sf.advertised.saturating_sub(rx.pending_segments());
-            let window_opens = space > 0
-                && 2 * left as u64 <= self.data.buffer_segs
-                && space >= left.saturating_mul(2);
+            let (new_window, clamp) = match sf.window {
+                Some(w) => (
+                    self.selected_window(&w).unwrap_or_else(|w| w) / MSS as u64,
+                    w.window_clamp / MSS as u64,
+                ),
+                None => (space as u64, self.data.buffer_segs),
+            };
+            let window_opens =
+                new_window > 0 && 2 * left as u64 <= clamp && new_window >= 2 * left as u64;
             if rx.ack_due_after_read(rx.ooo_segments() == 0) || window_opens {
                 self.send_ack(j);
             }
@@ -278,12 +390,95 @@ impl Server {
         self.ack_due |= 1 << s;
     }
 
-    fn make_ack(&mut self, s: usize) -> Option<Packet> {
-        let (data_ack, rwnd) = (self.data.rcv_nxt, self.data.window());
+    /// `__tcp_select_window()` for a subflow with `window`: bytes (see
+    /// `SocketWindow::select`), against the connection's buffer.
+    fn selected_window(&self, window: &SocketWindow) -> Result<u64, u64> {
+        let mss = MSS as u64;
+        window.select(self.data.window() as u64 * mss, self.data.buffer_segs * mss)
+    }
+
+    /// The window subflow `s` advertises now, segments beyond the data-level ACK.
+    ///
+    /// With an autotuned buffer, `tcp_select_window()`: never less than what is left of
+    /// the subflow's last window, counted in its own sequence space; then MPTCP's
+    /// `mptcp_set_rwin()`: the connection's right edge is the furthest any subflow
+    /// advertised, and a subflow whose own edge falls short advertises that one (and
+    /// takes it as its window). So a subflow's window slides with the data the others
+    /// deliver, beyond the free space. For TCP both rules are the same.
+    fn advertise(&mut self, s: usize) -> u32 {
+        let Some(w) = self.subflows[s].window else {
+            return self.data.window();
+        };
+        let selected = match self.selected_window(&w) {
+            Ok(bytes) => bytes,
+            Err(bytes) => {
+                if let Some(rx) = self.subflows[s].rx.as_mut() {
+                    rx.end_quickacks();
+                }
+                bytes
+            }
+        } / MSS as u64;
+        let sf = &mut self.subflows[s];
+        let rcv_nxt = sf.rx.as_ref().map_or(0, |rx| rx.rcv_nxt);
+        let left = (sf.rcv_wup + sf.advertised as u64).saturating_sub(rcv_nxt);
+        sf.rcv_wup = rcv_nxt;
+        let edge = self.data.rcv_nxt + selected.max(left);
+        self.right_edge = self.right_edge.max(edge);
+        (self.right_edge - self.data.rcv_nxt).min(u32::MAX as u64) as u32
+    }
+
+    /// The application read `read` bytes at `now`: Dynamic Right-Sizing's measure
+    /// (`tcp_rcv_space_adjust()`; MPTCP: `mptcp_rcv_space_adjust()`, over the largest of
+    /// the subflows' receiver RTTs, and each subflow's buffer following the connection's).
+    fn adjust_buffer(&mut self, now: Nanos, read: u64) {
+        let Some(conn) = self.autotune.as_mut() else {
+            return;
+        };
+        if !self.mptcp {
+            let sf = &mut self.subflows[0];
+            let (Some(w), Some(rx)) = (sf.window.as_mut(), sf.rx.as_ref()) else {
+                return;
+            };
+            if let Measure::Grew { copied } = conn.on_read(now, read, w.rtt.rtt_us8(), w.space) {
+                w.rcvbuf_grow(copied, rx.ooo_span() * MSS as u64);
+            }
+            let room = win_from_space(w.scaling_ratio, w.rcvbuf);
+            self.data.buffer_segs = room / MSS as u64;
+            return;
+        }
+        let subflows = &self.subflows;
+        let measure = conn.on_read_mptcp(now, read, || {
+            subflows
+                .iter()
+                .filter_map(|sf| sf.window.map(|w| w.rtt.rtt_us8()))
+                .max()
+                .unwrap_or(0)
+        });
+        if let Some(ratio) = self
+            .subflows
+            .iter()
+            .filter_map(|sf| sf.window.map(|w| w.scaling_ratio))
+            .min()
+        {
+            conn.scaling_ratio = ratio;
+        }
+        if let Measure::Grew { copied } = measure
+            && conn.grow(copied)
+        {
+            for sf in &mut self.subflows {
+                if let (Some(w), Some(rx)) = (sf.window.as_mut(), sf.rx.as_ref()) {
+                    w.rcvbuf_grow(copied, rx.ooo_span() * MSS as u64);
+                }
+            }
+        }
+        self.data.buffer_segs = conn.payload_room() / MSS as u64;
+    }
+
+    fn make_ack(&mut self, s: usize, now: Nanos) -> Option<Packet> {
+        let (data_ack, rwnd) = (self.data.rcv_nxt, self.advertise(s));
         let sf = &mut self.subflows[s];
         sf.advertised = rwnd;
         self.advertised = rwnd;
-        let rev = sf.path.rev;
         let (ack, tsecr, sack) = sf.rx.as_mut()?.make_ack();
         let blocks = sack.iter().filter(|b| b.1 > b.0).count() as u16;
         Some(Packet {
@@ -292,8 +487,9 @@ impl Server {
             ts: tsecr,
             rwnd,
             sack,
+            ack_tsval_ms: ts_clock_ms(now),
             wire_bytes: HEADER_BYTES + if blocks > 0 { 4 + 8 * blocks } else { 0 },
-            ..Packet::control(self.id, SubflowId(s as u8), Kind::Ack, rev)
+            ..Packet::control(self.id, SubflowId(s as u8), Kind::Ack)
         })
     }
 }

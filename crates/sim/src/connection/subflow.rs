@@ -36,6 +36,8 @@ pub struct ClientSubflow {
     pub avg_pacing_rate: u64,
     /// Its send buffer, bytes (`sk_sndbuf`); grows with the window, never shrinks.
     pub sndbuf: u64,
+    /// The TSval of the latest ACK (or SYN-ACK) it took, echoed in its segments.
+    pub ack_tsval_ms: u32,
 }
 
 impl ClientSubflow {
@@ -49,6 +51,7 @@ impl ClientSubflow {
             queue: SendQueue::default(),
             avg_pacing_rate: 0,
             sndbuf: 0,
+            ack_tsval_ms: 0,
         }
     }
 

@@ -4,6 +4,7 @@
 
 pub mod pacing;
 pub mod rack;
+pub mod receive_window;
 pub mod receiver;
 pub mod rtt;
 pub mod sender;

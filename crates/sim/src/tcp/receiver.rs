@@ -177,6 +177,24 @@ impl Receiver {
         self.scheduled && (self.pending >= 2 || (buffer_empty && self.pushed))
     }
 
+    /// `tcp_grow_window()` raised the window: one ACK at once (`icsk_ack.quick |= 1`).
+    pub fn quickack_for_growth(&mut self) {
+        self.quick |= 1;
+    }
+
+    /// `__tcp_select_window()` found the buffer more than half full: quick-ACK mode ends.
+    pub fn end_quickacks(&mut self) {
+        self.quick = 0;
+    }
+
+    /// Segments from `rcv_nxt` to the end of the last held out of order (`ooo_last_skb`).
+    pub fn ooo_span(&self) -> u64 {
+        self.ooo
+            .iter_rev()
+            .next()
+            .map_or(0, |(_, end)| end - self.rcv_nxt)
+    }
+
     /// In-order segments received since the last ACK (`rcv_nxt - rcv_wup`).
     pub fn pending_segments(&self) -> u32 {
         self.pending

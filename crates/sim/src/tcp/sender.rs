@@ -830,7 +830,6 @@ mod tests {
                 crate::ids::ConnId(0),
                 crate::ids::SubflowId(0),
                 crate::packet::Kind::Ack,
-                net::RouteId(0),
             )
         }
     }

@@ -11,7 +11,8 @@ use net::{Nanos, RouteId};
 use scenario::spec::SchedulerKind;
 use sim::connection::{Client, ConnConfig, Path, Server, ServerEvent};
 use sim::ids::{ConnId, SubflowId};
-use sim::packet::{Kind, Packet};
+use sim::packet::{Kind, Packet, Transmit};
+use sim::tcp::receive_window::ReceiveBuffer;
 
 pub const MS: Nanos = 1_000_000;
 pub const RATE_BPS: u64 = 10_000_000;
@@ -33,9 +34,23 @@ pub fn config(mptcp: bool, total_bytes: u64) -> ConnConfig {
         cwnd_clamp: u64::MAX,
         scheduler: SchedulerKind::LowestRtt,
         stale_loss_cnt: scenario::spec::DEFAULT_STALE_LOSS_CNT,
-        rcv_buffer_segs: 4096,
+        rcv_buffer: ReceiveBuffer::Fixed { segments: 4096 },
         total_bytes,
     }
+}
+
+/// A server listening over `subflows` paths, every subflow's SYN received at time 0 and
+/// its SYN-ACK sent.
+pub fn server_with_subflows(cfg: &ConnConfig, subflows: u8) -> Server {
+    let paths: Vec<Path> = (0..subflows as u32).map(path).collect();
+    let mut server = Server::new(ConnId(0), cfg, &paths);
+    for s in 0..subflows {
+        let mut syn = Packet::control(ConnId(0), SubflowId(s), Kind::Syn);
+        syn.ts = 1;
+        server.handle_packet(0, &syn);
+    }
+    while server.poll_transmit(0).is_some() {}
+    server
 }
 
 /// Serialisation time of a packet of `bytes` on the test wire.
@@ -84,18 +99,18 @@ impl Wire {
 
     pub fn collect(&mut self) {
         let mut out = Vec::new();
-        while let Some(p) = self.client.poll_transmit(self.now) {
-            out.push(p);
+        while let Some(t) = self.client.poll_transmit(self.now) {
+            out.push(t);
         }
-        while let Some(p) = self.server.poll_transmit(self.now) {
-            out.push(p);
+        while let Some(t) = self.server.poll_transmit(self.now) {
+            out.push(t);
         }
-        for p in out {
+        for Transmit { route, packet: p } in out {
             self.log.push((self.now, p));
             if (self.drop)(self.now, &p) {
                 continue;
             }
-            let route = p.route.0 as usize;
+            let route = route.0 as usize;
             let tx = net::tx_time(p.wire_bytes as u32, RATE_BPS);
             let start = self.busy_until[route].max(self.now);
             if start - self.now > QUEUE_PACKETS * net::tx_time(1500, RATE_BPS) {

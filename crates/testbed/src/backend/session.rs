@@ -54,8 +54,16 @@ fn kernel_algorithms() -> Vec<String> {
 }
 
 /// Why this kernel cannot run `sc`, if it cannot: an algorithm with neither an eBPF
-/// program of ours nor a kernel implementation, or path selection the programs cannot do.
+/// program of ours nor a kernel implementation, path selection the programs cannot do, or
+/// a receiver trace (which the backend does not sample).
 pub fn unsupported(sc: &Scenario) -> Option<String> {
+    if sc.measure.trace_receiver {
+        return Some(
+            "measure.trace_receiver is simulator-only (on the kernel, `ss -tmi` in the \
+             receiver's namespace shows rcv_ssthresh)"
+                .into(),
+        );
+    }
     if let Some(why) = super::matcp::unsupported(sc) {
         return Some(why);
     }
@@ -352,7 +360,22 @@ pub fn captures(
 
 #[cfg(test)]
 mod tests {
-    use super::parse_sysctls;
+    use super::{parse_sysctls, unsupported};
+    use scenario::{LoadOptions, load_file};
+    use std::path::Path;
+
+    #[test]
+    fn a_receiver_trace_is_refused_not_left_out() {
+        let file =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/e3-aggregation.toml");
+        let mut sc = load_file(&file, &LoadOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"))
+            .remove(0);
+        assert_eq!(unsupported(&sc), None);
+        sc.measure.trace_receiver = true;
+        let why = unsupported(&sc).expect("refused");
+        assert!(why.contains("trace_receiver is simulator-only"), "{why}");
+    }
 
     #[test]
     fn sysctls_must_be_per_namespace_key_value_pairs() {
