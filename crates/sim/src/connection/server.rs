@@ -21,9 +21,7 @@ use crate::ids::{ConnId, SubflowId};
 use crate::mptcp::DataReceiver;
 use crate::packet::{HEADER_BYTES, Kind, MSS, Packet, Transmit, ts_clock_ms};
 use crate::tcp::Receiver;
-use crate::tcp::receive_window::{
-    ConnectionBuffer, Measure, ReceiveBuffer, SocketWindow, win_from_space,
-};
+use crate::tcp::receive_window::{ConnectionBuffer, Measure, ReceiveBuffer, SocketWindow};
 use crate::tcp::receiver::DELACK_TIMEOUT;
 use crate::tcp::receiver::{DataResult, Segment};
 use net::Nanos;
@@ -158,8 +156,8 @@ impl Server {
         }
     }
 
-    /// The next packet to send: SYN-ACKs, then ACKs, lowest subflow first. (`_now` keeps
-    /// the drivers' call the same for both ends; an ACK carries nothing time-dependent.)
+    /// The next packet to send: SYN-ACKs, then ACKs, lowest subflow first; `now` stamps
+    /// their TSval.
     pub fn poll_transmit(&mut self, now: Nanos) -> Option<Transmit> {
         if self.syn_ack_due != 0 {
             let s = self.syn_ack_due.trailing_zeros() as usize;
@@ -312,7 +310,7 @@ impl Server {
             } else {
                 rx.ooo_segments().saturating_sub(1)
             };
-            win_from_space(w.scaling_ratio, w.rcvbuf).saturating_sub(held * mss)
+            w.payload_room().saturating_sub(held * mss)
         } else {
             let free = self.data.window() as u64 * mss;
             if in_order {
@@ -332,7 +330,7 @@ impl Server {
             let space = w.space;
             w.rcvbuf_grow(space, rx.ooo_span() * mss);
             if !self.mptcp {
-                self.data.buffer_segs = win_from_space(w.scaling_ratio, w.rcvbuf) / mss;
+                self.data.buffer_segs = w.payload_room() / mss;
             }
         }
     }
@@ -442,8 +440,7 @@ impl Server {
             if let Measure::Grew { copied } = conn.on_read(now, read, w.rtt.rtt_us8(), w.space) {
                 w.rcvbuf_grow(copied, rx.ooo_span() * MSS as u64);
             }
-            let room = win_from_space(w.scaling_ratio, w.rcvbuf);
-            self.data.buffer_segs = room / MSS as u64;
+            self.data.buffer_segs = w.payload_room() / MSS as u64;
             return;
         }
         let subflows = &self.subflows;

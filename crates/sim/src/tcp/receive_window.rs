@@ -178,6 +178,11 @@ impl SocketWindow {
         }
     }
 
+    /// The payload its whole buffer holds, bytes (`tcp_full_space()`).
+    pub fn payload_room(&self) -> u64 {
+        win_from_space(self.scaling_ratio, self.rcvbuf)
+    }
+
     /// `tcp_measure_rcv_mss()` on a full segment: the first one measures the buffer's
     /// payload share, and the clamp follows (`tcp_set_window_clamp()`); `rcv_wnd` is the
     /// window last advertised, bytes.
@@ -186,7 +191,7 @@ impl SocketWindow {
             return;
         }
         self.scaling_ratio = SEGMENT_SCALING_RATIO;
-        self.set_window_clamp(win_from_space(self.scaling_ratio, self.rcvbuf), rcv_wnd);
+        self.set_window_clamp(self.payload_room(), rcv_wnd);
         self.space = self.space.min(self.window_clamp);
     }
 
@@ -233,7 +238,7 @@ impl SocketWindow {
         let rcvbuf = space_from_win(self.scaling_ratio, rcvwin).min(self.max_bytes);
         if rcvbuf > self.rcvbuf {
             self.rcvbuf = rcvbuf;
-            self.window_clamp = win_from_space(self.scaling_ratio, rcvbuf);
+            self.window_clamp = self.payload_room();
         }
     }
 
