@@ -214,6 +214,34 @@ fn e3_on_the_kernel_matches_table_3_and_leaves_nothing_even_after_a_crash() {
         pcap.display(),
         String::from_utf8_lossy(&tshark.stderr)
     );
+    // Each variant's segments sent again, from its sender's sockets (`tcpi_total_retrans`):
+    // no fewer than the retransmissions the capture saw delivered, no more than its sending
+    // host's count (`nstat`'s RetransSegs: the flow is the host's only sender). Timeouts and
+    // loss probes the kernel counts per host only, and the group has none rather than zeros.
+    let delivered_again = Command::new("tshark")
+        .arg("-r")
+        .arg(&pcap)
+        .args(["-Y", "tcp.analysis.retransmission && tcp.len > 0"])
+        .output()
+        .unwrap();
+    let delivered_again = String::from_utf8_lossy(&delivered_again.stdout)
+        .lines()
+        .count() as f64;
+    for v in summary["variants"].as_array().unwrap() {
+        let metric = |name: &str| v["metrics"][name]["mean"].as_f64();
+        let resent = metric("group.download.retransmitted_segments")
+            .unwrap_or_else(|| panic!("{}: no retransmitted_segments", v["name"]));
+        let host = metric("kernel.b.TcpRetransSegs").unwrap();
+        assert!(resent <= host, "{}: {resent} > host's {host}", v["name"]);
+        if v["name"] == "mode=tcp-isp2" {
+            assert!(
+                resent >= delivered_again,
+                "{resent} < {delivered_again} seen delivered again"
+            );
+        }
+        assert_eq!(metric("group.download.timeouts"), None);
+        assert_eq!(metric("group.download.loss_probes"), None);
+    }
     // And the report works on kernel results as on the simulator's.
     let report = Command::new(bin())
         .arg("report")
@@ -426,6 +454,25 @@ delayed_ack = "${delayed_ack}"
         "delayed ACKs: {delayed:.2} ACKs per segment"
     );
     assert!(quick > 0.95, "quick ACKs: {quick:.2} ACKs per segment");
+    // The run's own count, from the receiving socket (`tcpi_segs_out` over
+    // `tcpi_data_segs_in`, from the first 100 ms sample on), agrees with the capture's.
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    for (variant, captured) in [("true", delayed), ("false", quick)] {
+        let v = summary["variants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == format!("delayed_ack={variant}"))
+            .unwrap();
+        let counted = v["metrics"]["group.bulk.acks_per_data_segment"]["mean"]
+            .as_f64()
+            .expect("acks_per_data_segment");
+        assert!(
+            (counted - captured).abs() < 0.05,
+            "delayed_ack={variant}: {counted:.3} counted, {captured:.3} captured"
+        );
+    }
     let _ = std::fs::remove_dir_all(dir);
 }
 

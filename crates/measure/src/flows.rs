@@ -36,8 +36,64 @@ pub struct FlowMeter {
     /// Per flow, payload bytes its MPTCP connections sent again at the data level, when the
     /// backend measures it.
     reinjected: Option<Vec<u64>>,
-    /// Per flow, what its TCP senders did to recover losses, when the backend counts it.
-    loss_recovery: Option<Vec<LossRecovery>>,
+    /// Per flow, what its TCP senders did to recover losses, when the backend counts it,
+    /// and which of those counts the backend has.
+    loss_recovery: Option<(Vec<LossRecovery>, RecoveryCounts)>,
+    /// Per flow, what its receivers sent and received after the warm-up, when the backend
+    /// counts it.
+    receiver_segments: Option<Vec<ReceiverSegments>>,
+}
+
+/// What a flow's receivers (every subflow of every connection) sent and received.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReceiverSegments {
+    /// Segments sent: for a receiver, its ACKs (Linux's `tcpi_segs_out`).
+    pub sent: u64,
+    /// Data segments received, duplicates included (`tcpi_data_segs_in`).
+    pub data_received: u64,
+}
+
+impl std::ops::AddAssign for ReceiverSegments {
+    fn add_assign(&mut self, o: ReceiverSegments) {
+        self.sent += o.sent;
+        self.data_received += o.data_received;
+    }
+}
+
+impl std::ops::Add for ReceiverSegments {
+    type Output = ReceiverSegments;
+    fn add(mut self, o: ReceiverSegments) -> ReceiverSegments {
+        self += o;
+        self
+    }
+}
+
+impl ReceiverSegments {
+    /// What was counted since `earlier` (a reading of the same counters).
+    pub fn since(self, earlier: ReceiverSegments) -> ReceiverSegments {
+        ReceiverSegments {
+            sent: self.sent.saturating_sub(earlier.sent),
+            data_received: self.data_received.saturating_sub(earlier.data_received),
+        }
+    }
+
+    /// Each count at its larger of two readings.
+    pub fn highest(self, o: ReceiverSegments) -> ReceiverSegments {
+        ReceiverSegments {
+            sent: self.sent.max(o.sent),
+            data_received: self.data_received.max(o.data_received),
+        }
+    }
+}
+
+/// Which of `LossRecovery`'s counts a backend keeps per flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RecoveryCounts {
+    /// All three (the simulator).
+    All,
+    /// Only the segments sent again: the kernel counts timeouts and loss probes per host
+    /// (`nstat`), not per socket.
+    RetransmissionsOnly,
 }
 
 /// What a flow's TCP senders (all subflows of all its connections) did to recover losses
@@ -151,6 +207,7 @@ impl FlowMeter {
             }),
             reinjected: None,
             loss_recovery: None,
+            receiver_segments: None,
         }
     }
 
@@ -163,9 +220,30 @@ impl FlowMeter {
 
     /// `flow`'s connections recovered losses as `counts` says, over the whole run.
     pub fn loss_recovery(&mut self, flow: usize, counts: LossRecovery) {
+        self.recovery_counts(RecoveryCounts::All)[flow] += counts;
+    }
+
+    /// `flow`'s connections sent `segments` again at the TCP level over the whole run, for a
+    /// backend that counts nothing else of their loss recovery per flow.
+    pub fn retransmitted_segments(&mut self, flow: usize, segments: u64) {
+        self.recovery_counts(RecoveryCounts::RetransmissionsOnly)[flow].retransmitted_segments +=
+            segments;
+    }
+
+    /// `flow`'s receivers sent and received `counts` after the warm-up.
+    pub fn receiver_segments(&mut self, flow: usize, counts: ReceiverSegments) {
         let n = self.counters.len();
-        self.loss_recovery
-            .get_or_insert_with(|| vec![LossRecovery::default(); n])[flow] += counts;
+        self.receiver_segments
+            .get_or_insert_with(|| vec![ReceiverSegments::default(); n])[flow] += counts;
+    }
+
+    fn recovery_counts(&mut self, kept: RecoveryCounts) -> &mut [LossRecovery] {
+        let n = self.counters.len();
+        let (counts, was) = self
+            .loss_recovery
+            .get_or_insert_with(|| (vec![LossRecovery::default(); n], kept));
+        assert_eq!(*was, kept, "a backend reports loss recovery one way");
+        counts
     }
 
     /// New data arrived on subflow `k` of `flow` (counted once, not for duplicates).
@@ -352,17 +430,34 @@ impl FlowMeter {
             );
             metrics.insert(metric(Quantity::GoodputStdMbps), std_dev(&goodputs));
             metrics.insert(metric(Quantity::Jain), jain(&goodputs));
-            if let Some(loss_recovery) = &self.loss_recovery {
+            if let Some((loss_recovery, kept)) = &self.loss_recovery {
                 let mut sum = LossRecovery::default();
                 for &i in &members {
                     sum += loss_recovery[i];
                 }
-                for (q, v) in [
+                let counts = [
                     (Quantity::RetransmittedSegments, sum.retransmitted_segments),
                     (Quantity::Timeouts, sum.timeouts),
                     (Quantity::LossProbes, sum.loss_probes),
-                ] {
+                ];
+                let kept = match kept {
+                    RecoveryCounts::All => &counts[..],
+                    RecoveryCounts::RetransmissionsOnly => &counts[..1],
+                };
+                for &(q, v) in kept {
                     metrics.insert(metric(q), v as f64);
+                }
+            }
+            if let Some(receivers) = &self.receiver_segments {
+                let mut sum = ReceiverSegments::default();
+                for &i in &members {
+                    sum += receivers[i];
+                }
+                if sum.data_received > 0 {
+                    metrics.insert(
+                        metric(Quantity::AcksPerDataSegment),
+                        sum.sent as f64 / sum.data_received as f64,
+                    );
                 }
             }
             // The buffer the connections were given, so that a report can place a rule's

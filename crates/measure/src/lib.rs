@@ -9,7 +9,7 @@ mod flows;
 mod links;
 
 pub use convergence::{BAND, Convergence, HOLD_S, convergence};
-pub use flows::{FlowMeter, FlowSlot, LossRecovery};
+pub use flows::{FlowMeter, FlowSlot, LossRecovery, ReceiverSegments};
 pub use links::LinkMeter;
 
 use scenario::results::Series;

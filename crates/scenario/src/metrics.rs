@@ -79,13 +79,16 @@ pub enum Quantity {
     Timeouts,
     /// Tail loss probes the subflows sent (`TcpExtTCPLossProbes`).
     LossProbes,
+    /// The receivers' ACKs per data segment they received, after the warm-up: Linux's
+    /// `tcpi_segs_out` over `tcpi_data_segs_in` of the receiving subflows.
+    AcksPerDataSegment,
     /// The receive buffer each of a group's connections had, in MB (10^6 bytes): the
     /// scenario's `rcv_buffer`, a multiple of the rule resolved over the group's paths.
     RcvBufferMb,
 }
 
 impl Quantity {
-    pub const ALL: [Quantity; 19] = [
+    pub const ALL: [Quantity; 20] = [
         Quantity::GoodputMbps,
         Quantity::GoodputMbpsPerFlow,
         Quantity::GoodputStdMbps,
@@ -104,6 +107,7 @@ impl Quantity {
         Quantity::RetransmittedSegments,
         Quantity::Timeouts,
         Quantity::LossProbes,
+        Quantity::AcksPerDataSegment,
         Quantity::RcvBufferMb,
     ];
 
@@ -127,6 +131,7 @@ impl Quantity {
             Quantity::RetransmittedSegments => "retransmitted_segments",
             Quantity::Timeouts => "timeouts",
             Quantity::LossProbes => "loss_probes",
+            Quantity::AcksPerDataSegment => "acks_per_data_segment",
             Quantity::RcvBufferMb => "rcv_buffer_mb",
         }
     }

@@ -66,6 +66,7 @@ pub fn run(sc: &Scenario, seed: u64, mut progress: impl FnMut(f64)) -> RunResult
     let fct = world.completion_times();
     let reinjected = world.reinjected_bytes();
     let loss_recovery = world.loss_recovery();
+    let receiver_segments = world.receiver_segments_measured();
     let slots = world::slots(&world.flows);
     let world::World {
         mut meter,
@@ -78,6 +79,9 @@ pub fn run(sc: &Scenario, seed: u64, mut progress: impl FnMut(f64)) -> RunResult
     }
     for (flow, counts) in loss_recovery.into_iter().enumerate() {
         meter.loss_recovery(flow, counts);
+    }
+    for (flow, counts) in receiver_segments.into_iter().enumerate() {
+        meter.receiver_segments(flow, counts);
     }
     let mut measured = meter.finish(sc, &slots, &fct);
     measured.extend(link_meter.finish(sc, &fabric.links, Some(&fabric.routes)));

@@ -91,6 +91,8 @@ pub struct World<'s> {
     pub meter: FlowMeter,
     pub link_meter: LinkMeter,
     pub packet_hops: u64,
+    /// What each flow's receivers had sent and received when the warm-up ended.
+    receivers_at_warmup: Option<Vec<measure::ReceiverSegments>>,
 }
 
 impl<'s> World<'s> {
@@ -129,6 +131,7 @@ impl<'s> World<'s> {
             meter,
             link_meter: LinkMeter::new(sc),
             packet_hops: 0,
+            receivers_at_warmup: None,
         }
     }
 
@@ -193,7 +196,8 @@ impl<'s> World<'s> {
             }
             Ev::Warmup => {
                 self.fabric.sync_stats(self.now);
-                self.link_meter.warmup(self.now, &self.fabric.links)
+                self.link_meter.warmup(self.now, &self.fabric.links);
+                self.receivers_at_warmup = Some(self.receiver_segments());
             }
         }
     }
@@ -560,10 +564,13 @@ impl<'s> World<'s> {
     /// selector learns what the connection measured.
     fn close(&mut self, c: ConnId) {
         let slot = &mut self.conns[c.index()];
+        let flow = &mut self.flows[slot.flow.index()];
         if let Some(client) = &slot.client {
-            let flow = &mut self.flows[slot.flow.index()];
             flow.reinjected_bytes += client.reinjected_bytes();
             flow.loss_recovery += client.loss_recovery();
+        }
+        if let Some(server) = &slot.server {
+            flow.receiver_segments += server.receiver_segments();
         }
         if let (Some(selection), Some(client)) =
             (&mut self.flows[slot.flow.index()].selection, &slot.client)
@@ -577,27 +584,54 @@ impl<'s> World<'s> {
         }
     }
 
-    /// Each flow's payload bytes sent again at the data level, closed connections and
-    /// open ones together.
-    pub fn reinjected_bytes(&self) -> Vec<u64> {
-        let mut bytes: Vec<u64> = self.flows.iter().map(|f| f.reinjected_bytes).collect();
+    /// Per flow, what its closed connections counted (`closed`, kept by the source) plus
+    /// what each of its open ones counts (`open`).
+    fn per_flow<T: Copy + std::ops::AddAssign>(
+        &self,
+        closed: impl Fn(&FlowSource) -> T,
+        open: impl Fn(&ConnSlot) -> Option<T>,
+    ) -> Vec<T> {
+        let mut counts: Vec<T> = self.flows.iter().map(closed).collect();
         for slot in &self.conns {
-            if let Some(client) = &slot.client {
-                bytes[slot.flow.index()] += client.reinjected_bytes();
-            }
-        }
-        bytes
-    }
-
-    /// How each flow's TCP senders recovered losses, closed connections and open ones.
-    pub fn loss_recovery(&self) -> Vec<measure::LossRecovery> {
-        let mut counts: Vec<_> = self.flows.iter().map(|f| f.loss_recovery).collect();
-        for slot in &self.conns {
-            if let Some(client) = &slot.client {
-                counts[slot.flow.index()] += client.loss_recovery();
+            if let Some(count) = open(slot) {
+                counts[slot.flow.index()] += count;
             }
         }
         counts
+    }
+
+    /// Each flow's payload bytes sent again at the data level.
+    pub fn reinjected_bytes(&self) -> Vec<u64> {
+        self.per_flow(
+            |f| f.reinjected_bytes,
+            |c| c.client.as_ref().map(Client::reinjected_bytes),
+        )
+    }
+
+    /// How each flow's TCP senders recovered losses.
+    pub fn loss_recovery(&self) -> Vec<measure::LossRecovery> {
+        self.per_flow(
+            |f| f.loss_recovery,
+            |c| c.client.as_ref().map(Client::loss_recovery),
+        )
+    }
+
+    /// What each flow's receivers sent and received.
+    pub fn receiver_segments(&self) -> Vec<measure::ReceiverSegments> {
+        self.per_flow(
+            |f| f.receiver_segments,
+            |c| c.server.as_ref().map(Server::receiver_segments),
+        )
+    }
+
+    /// What each flow's receivers sent and received after the warm-up (nothing if the run
+    /// ended before the warm-up did).
+    pub fn receiver_segments_measured(&self) -> Vec<measure::ReceiverSegments> {
+        let now = self.receiver_segments();
+        match &self.receivers_at_warmup {
+            Some(warm) => now.iter().zip(warm).map(|(n, w)| n.since(*w)).collect(),
+            None => vec![measure::ReceiverSegments::default(); now.len()],
+        }
     }
 
     /// Each flow's completion time, seconds (finite transfers that finished).

@@ -106,3 +106,18 @@ fn a_link_down_carries_nothing_until_it_comes_back() {
     assert!(at(19.9) > 4.0 && at(19.9) <= 5.0, "{}", at(19.9));
     assert!(r.metrics["link.access.ab.drops"] > 0.0);
 }
+
+#[test]
+fn receivers_count_their_acks_per_data_segment_after_the_warm_up() {
+    let ratio = |flow: &str| {
+        let sc = one(&line(flow, "warmup = \"5s\""));
+        sim::run(&sc, 1, |_| {}).metrics["group.f.acks_per_data_segment"]
+    };
+    // Bulk data in order: Linux's delayed ACK, one per two full segments, and a few more
+    // (the receive window's growth, a quick ACK each).
+    let delayed = ratio("");
+    assert!((0.5..0.6).contains(&delayed), "{delayed}");
+    // The route's quickack: one per segment.
+    let quick = ratio("delayed_ack = false");
+    assert!((0.99..=1.01).contains(&quick), "{quick}");
+}

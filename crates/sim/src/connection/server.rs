@@ -203,6 +203,18 @@ impl Server {
         self.events.pop_front()
     }
 
+    /// What the connection's receivers sent and received so far, over its subflows.
+    pub fn receiver_segments(&self) -> measure::ReceiverSegments {
+        let mut counts = measure::ReceiverSegments::default();
+        for rx in self.subflows.iter().filter_map(|sf| sf.rx.as_ref()) {
+            counts += measure::ReceiverSegments {
+                sent: rx.acks_out,
+                data_received: rx.data_segments_in,
+            };
+        }
+        counts
+    }
+
     /// Payload bytes delivered in order to the application so far.
     pub fn delivered_bytes(&self) -> u64 {
         self.delivered_bytes

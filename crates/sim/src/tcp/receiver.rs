@@ -45,6 +45,10 @@ pub struct Receiver {
     /// The receiver's own RTO (`icsk_rto`): a silence longer than this restarts quick ACKs.
     rto: Nanos,
     ts_recent: u64,
+    /// Data segments received, duplicates included (Linux's `tcpi_data_segs_in`), and
+    /// ACKs made (a receiver's `tcpi_segs_out`).
+    pub data_segments_in: u64,
+    pub acks_out: u64,
     pub delayed_ack: bool,
     pub sack: bool,
 }
@@ -84,6 +88,8 @@ impl Receiver {
             last_data_at: None,
             rto: INITIAL_RTO,
             ts_recent: 0,
+            data_segments_in: 0,
+            acks_out: 0,
             delayed_ack,
             sack,
         }
@@ -102,6 +108,7 @@ impl Receiver {
     /// segments (it bounds the quick ACKs granted).
     pub fn on_data(&mut self, seg: Segment, now: Nanos, window: u64) -> DataResult {
         let Segment { seq, ts, push } = seg;
+        self.data_segments_in += 1;
         self.scheduled = true;
         if seq < self.rcv_nxt {
             // `tcp_data_queue()`: "a retransmit, 2nd most common case": the sender did not
@@ -213,6 +220,7 @@ impl Receiver {
         if self.scheduled {
             self.quick = self.quick.saturating_sub(1);
         }
+        self.acks_out += 1;
         self.pending = 0;
         self.scheduled = false;
         self.pushed = false;

@@ -40,6 +40,8 @@ pub struct FlowSource {
     pub reinjected_bytes: u64,
     /// How its closed connections' TCP senders recovered losses.
     pub loss_recovery: measure::LossRecovery,
+    /// What its closed connections' receivers sent and received.
+    pub receiver_segments: measure::ReceiverSegments,
 }
 
 impl FlowSource {
@@ -57,6 +59,7 @@ impl FlowSource {
             fct_s: None,
             reinjected_bytes: 0,
             loss_recovery: measure::LossRecovery::default(),
+            receiver_segments: measure::ReceiverSegments::default(),
             path: 0,
             remaining: match group.traffic {
                 TrafficSpec::File { size } => size.bytes(MSS as u64),

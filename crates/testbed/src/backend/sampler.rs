@@ -7,7 +7,7 @@ use crate::emu::Clock;
 use crate::network::Network;
 use crate::sockinfo::{mptcp_subflows, tcp_info};
 use anyhow::{Result, bail};
-use measure::FlowMeter;
+use measure::{FlowMeter, ReceiverSegments};
 use net::Nanos;
 use scenario::Scenario;
 use std::collections::HashMap;
@@ -42,13 +42,45 @@ struct Seen {
     subflow_bytes: HashMap<SocketAddrV4, u64>,
     /// An MPTCP connection of this flow was seen running as plain TCP.
     fallen_back: bool,
-    /// The sending connection last read, and what it had sent again at the data level.
+    /// The sending connection last read, and what it had sent again so far.
     sending: usize,
-    sending_reinjected: u64,
+    sending_resent: Resent,
     /// What the flow's earlier sending connections had sent again when last read.
-    earlier_reinjected: u64,
+    earlier_resent: Resent,
     /// The most subflows a receiving connection of this flow had at once.
     most_subflows: usize,
+    /// What the flow's receiving connections sent and received: the one last read (its
+    /// highest readings), the earlier ones, and all of them when the warm-up ended.
+    counted_receiving: usize,
+    receiving_segments: ReceiverSegments,
+    earlier_receiving_segments: ReceiverSegments,
+    receivers_at_warmup: Option<ReceiverSegments>,
+}
+
+/// What a flow's sending connection sent again, each count its highest reading (a subflow
+/// that closed takes its counts with it).
+#[derive(Clone, Copy, Default)]
+struct Resent {
+    /// Payload bytes sent again at the data level (MPTCP only).
+    reinjected: u64,
+    /// Segments sent again at the TCP level, over all subflows (`tcpi_total_retrans`).
+    segments: u64,
+}
+
+impl Resent {
+    fn highest(self, o: Resent) -> Resent {
+        Resent {
+            reinjected: self.reinjected.max(o.reinjected),
+            segments: self.segments.max(o.segments),
+        }
+    }
+
+    fn plus(self, o: Resent) -> Resent {
+        Resent {
+            reinjected: self.reinjected + o.reinjected,
+            segments: self.segments + o.segments,
+        }
+    }
 }
 
 /// What sampling found besides the measurements: the MPTCP flows (by index) one of whose
@@ -78,6 +110,7 @@ pub fn sample(
         );
     }
     let end = sc.duration.nanos();
+    let warmup = sc.measure.warmup.nanos();
     let trace = trace_interval(sc);
     let mut seen: Vec<Seen> = plans.iter().map(|_| Seen::default()).collect();
     let mut tick = TICK;
@@ -97,7 +130,11 @@ pub fn sample(
             seen[i].delivered = d;
             if p.mptcp {
                 subflow_deliveries(meter, at, i, p, s, &mut seen[i]);
-                data_level_resends(s, &mut seen[i]);
+            }
+            resends(p, s, &mut seen[i]);
+            let received = receiver_segments(p, s, &mut seen[i]);
+            if tick >= warmup {
+                seen[i].receivers_at_warmup.get_or_insert(received);
             }
         }
         if tick.is_multiple_of(trace) {
@@ -115,8 +152,14 @@ pub fn sample(
         tick += TICK;
     }
     for (i, p) in plans.iter().enumerate() {
+        let resent = seen[i].earlier_resent.plus(seen[i].sending_resent);
         if p.mptcp {
-            meter.reinjected(i, seen[i].earlier_reinjected + seen[i].sending_reinjected);
+            meter.reinjected(i, resent.reinjected);
+        }
+        meter.retransmitted_segments(i, resent.segments);
+        if let Some(warm) = seen[i].receivers_at_warmup {
+            let all = seen[i].earlier_receiving_segments + seen[i].receiving_segments;
+            meter.receiver_segments(i, all.since(warm));
         }
     }
     Ok(Sampled {
@@ -131,21 +174,69 @@ pub fn sample(
     })
 }
 
-/// What the flow's sending connection has sent again at the data level so far, and, when
-/// the source reconnected, what the connection before had (as last read: what it sent in
-/// its last tick is missed).
-fn data_level_resends(shared: &FlowShared, seen: &mut Seen) {
+/// What the flow's sending connection has sent again so far, at the TCP level and (MPTCP)
+/// at the data level, and, when the source reconnected, what the connection before had (as
+/// last read: what it sent in its last tick is missed).
+fn resends(plan: &FlowPlan, shared: &FlowShared, seen: &mut Seen) {
     let conn = current(&shared.sending);
     let Some(conn) = conn else { return };
     let id = Arc::as_ptr(&conn) as usize;
     if seen.sending != id {
         seen.sending = id;
-        seen.earlier_reinjected += std::mem::take(&mut seen.sending_reinjected);
+        seen.earlier_resent = seen
+            .earlier_resent
+            .plus(std::mem::take(&mut seen.sending_resent));
     }
-    if let Some(bytes) = mptcp_subflows(conn.as_raw_fd()).reinjected_bytes() {
-        // Monotonic: a subflow that closed took its bytes with it.
-        seen.sending_reinjected = seen.sending_reinjected.max(bytes);
+    let now = if plan.mptcp {
+        let conn = mptcp_subflows(conn.as_raw_fd());
+        Resent {
+            reinjected: conn.reinjected_bytes().unwrap_or(0),
+            segments: conn
+                .subflows
+                .iter()
+                .map(|sf| u64::from(sf.info.tcpi_total_retrans))
+                .sum(),
+        }
+    } else {
+        let Some(info) = tcp_info(conn.as_raw_fd()) else {
+            return;
+        };
+        Resent {
+            reinjected: 0,
+            segments: u64::from(info.tcpi_total_retrans),
+        }
+    };
+    seen.sending_resent = seen.sending_resent.highest(now);
+}
+
+/// What the flow's receiving connections have sent (ACKs) and received (data segments) so
+/// far, over their subflows.
+fn receiver_segments(plan: &FlowPlan, shared: &FlowShared, seen: &mut Seen) -> ReceiverSegments {
+    let of = |i: &libc::tcp_info| ReceiverSegments {
+        sent: u64::from(i.tcpi_segs_out),
+        data_received: u64::from(i.tcpi_data_segs_in),
+    };
+    if let Some(conn) = current(&shared.receiving) {
+        let id = Arc::as_ptr(&conn) as usize;
+        if seen.counted_receiving != id {
+            seen.counted_receiving = id;
+            seen.earlier_receiving_segments += std::mem::take(&mut seen.receiving_segments);
+        }
+        let now = if plan.mptcp {
+            let mut sum = ReceiverSegments::default();
+            for sf in mptcp_subflows(conn.as_raw_fd()).subflows {
+                sum += of(&sf.info);
+            }
+            sum
+        } else {
+            tcp_info(conn.as_raw_fd())
+                .map(|i| of(&i))
+                .unwrap_or_default()
+        };
+        // Monotonic: a subflow that closed took its counts with it.
+        seen.receiving_segments = seen.receiving_segments.highest(now);
     }
+    seen.earlier_receiving_segments + seen.receiving_segments
 }
 
 /// Bytes that arrived on each subflow of the flow's receiving connection since last time.
