@@ -12,6 +12,7 @@ use net::Nanos;
 use scenario::Scenario;
 use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddrV4};
+use std::ops::Add;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -42,23 +43,48 @@ struct Seen {
     subflow_bytes: HashMap<SocketAddrV4, u64>,
     /// An MPTCP connection of this flow was seen running as plain TCP.
     fallen_back: bool,
-    /// The sending connection last read, and what it had sent again so far.
-    sending: usize,
-    sending_resent: Resent,
-    /// What the flow's earlier sending connections had sent again when last read.
-    earlier_resent: Resent,
+    /// What the flow's sending connections sent again.
+    resent: OverConnections<Resent>,
     /// The most subflows a receiving connection of this flow had at once.
     most_subflows: usize,
-    /// What the flow's receiving connections sent and received: the one last read (its
-    /// highest readings), the earlier ones, and all of them when the warm-up ended.
-    counted_receiving: usize,
-    receiving_segments: ReceiverSegments,
-    earlier_receiving_segments: ReceiverSegments,
-    receivers_at_warmup: Option<ReceiverSegments>,
+    /// What the flow's receiving connections sent and received, and all of it when the
+    /// warm-up ended.
+    received: OverConnections<ReceiverSegments>,
+    received_at_warmup: Option<ReceiverSegments>,
 }
 
-/// What a flow's sending connection sent again, each count its highest reading (a subflow
-/// that closed takes its counts with it).
+/// Counters the kernel keeps per socket, read again and again.
+trait Counts: Copy + Default + Add<Output = Self> {
+    /// Each count at its larger of two readings.
+    fn highest(self, o: Self) -> Self;
+}
+
+/// Counts kept over a flow's successive connections: the one read last, at its highest
+/// readings (a subflow that closes takes its counts with it), and the earlier ones as
+/// last read (what a connection did in its last tick is missed).
+#[derive(Default)]
+struct OverConnections<T> {
+    conn: usize,
+    current: T,
+    earlier: T,
+}
+
+impl<T: Counts> OverConnections<T> {
+    /// Connection `conn` (its address: a new one means the source reconnected) reads `now`.
+    fn read(&mut self, conn: usize, now: T) {
+        if self.conn != conn {
+            self.conn = conn;
+            self.earlier = self.earlier + std::mem::take(&mut self.current);
+        }
+        self.current = self.current.highest(now);
+    }
+
+    fn total(&self) -> T {
+        self.earlier + self.current
+    }
+}
+
+/// What a flow's sending connection sent again.
 #[derive(Clone, Copy, Default)]
 struct Resent {
     /// Payload bytes sent again at the data level (MPTCP only).
@@ -67,19 +93,28 @@ struct Resent {
     segments: u64,
 }
 
-impl Resent {
+impl Add for Resent {
+    type Output = Resent;
+    fn add(self, o: Resent) -> Resent {
+        Resent {
+            reinjected: self.reinjected + o.reinjected,
+            segments: self.segments + o.segments,
+        }
+    }
+}
+
+impl Counts for Resent {
     fn highest(self, o: Resent) -> Resent {
         Resent {
             reinjected: self.reinjected.max(o.reinjected),
             segments: self.segments.max(o.segments),
         }
     }
+}
 
-    fn plus(self, o: Resent) -> Resent {
-        Resent {
-            reinjected: self.reinjected + o.reinjected,
-            segments: self.segments + o.segments,
-        }
+impl Counts for ReceiverSegments {
+    fn highest(self, o: ReceiverSegments) -> ReceiverSegments {
+        ReceiverSegments::highest(self, o)
     }
 }
 
@@ -132,9 +167,10 @@ pub fn sample(
                 subflow_deliveries(meter, at, i, p, s, &mut seen[i]);
             }
             resends(p, s, &mut seen[i]);
-            let received = receiver_segments(p, s, &mut seen[i]);
+            receiver_segments(p, s, &mut seen[i]);
             if tick >= warmup {
-                seen[i].receivers_at_warmup.get_or_insert(received);
+                let received = seen[i].received.total();
+                seen[i].received_at_warmup.get_or_insert(received);
             }
         }
         if tick.is_multiple_of(trace) {
@@ -152,14 +188,13 @@ pub fn sample(
         tick += TICK;
     }
     for (i, p) in plans.iter().enumerate() {
-        let resent = seen[i].earlier_resent.plus(seen[i].sending_resent);
+        let resent = seen[i].resent.total();
         if p.mptcp {
             meter.reinjected(i, resent.reinjected);
         }
         meter.retransmitted_segments(i, resent.segments);
-        if let Some(warm) = seen[i].receivers_at_warmup {
-            let all = seen[i].earlier_receiving_segments + seen[i].receiving_segments;
-            meter.receiver_segments(i, all.since(warm));
+        if let Some(warm) = seen[i].received_at_warmup {
+            meter.receiver_segments(i, seen[i].received.total().since(warm));
         }
     }
     Ok(Sampled {
@@ -174,24 +209,17 @@ pub fn sample(
     })
 }
 
-/// What the flow's sending connection has sent again so far, at the TCP level and (MPTCP)
-/// at the data level, and, when the source reconnected, what the connection before had (as
-/// last read: what it sent in its last tick is missed).
+/// Reads what the flow's sending connection has sent again so far, at the TCP level and
+/// (MPTCP) at the data level.
 fn resends(plan: &FlowPlan, shared: &FlowShared, seen: &mut Seen) {
-    let conn = current(&shared.sending);
-    let Some(conn) = conn else { return };
-    let id = Arc::as_ptr(&conn) as usize;
-    if seen.sending != id {
-        seen.sending = id;
-        seen.earlier_resent = seen
-            .earlier_resent
-            .plus(std::mem::take(&mut seen.sending_resent));
-    }
+    let Some(conn) = current(&shared.sending) else {
+        return;
+    };
     let now = if plan.mptcp {
-        let conn = mptcp_subflows(conn.as_raw_fd());
+        let subflows = mptcp_subflows(conn.as_raw_fd());
         Resent {
-            reinjected: conn.reinjected_bytes().unwrap_or(0),
-            segments: conn
+            reinjected: subflows.reinjected_bytes().unwrap_or(0),
+            segments: subflows
                 .subflows
                 .iter()
                 .map(|sf| u64::from(sf.info.tcpi_total_retrans))
@@ -206,37 +234,31 @@ fn resends(plan: &FlowPlan, shared: &FlowShared, seen: &mut Seen) {
             segments: u64::from(info.tcpi_total_retrans),
         }
     };
-    seen.sending_resent = seen.sending_resent.highest(now);
+    seen.resent.read(Arc::as_ptr(&conn) as usize, now);
 }
 
-/// What the flow's receiving connections have sent (ACKs) and received (data segments) so
-/// far, over their subflows.
-fn receiver_segments(plan: &FlowPlan, shared: &FlowShared, seen: &mut Seen) -> ReceiverSegments {
+/// Reads what the flow's receiving connection has sent (ACKs) and received (data segments)
+/// so far, over its subflows.
+fn receiver_segments(plan: &FlowPlan, shared: &FlowShared, seen: &mut Seen) {
     let of = |i: &libc::tcp_info| ReceiverSegments {
         sent: u64::from(i.tcpi_segs_out),
         data_received: u64::from(i.tcpi_data_segs_in),
     };
-    if let Some(conn) = current(&shared.receiving) {
-        let id = Arc::as_ptr(&conn) as usize;
-        if seen.counted_receiving != id {
-            seen.counted_receiving = id;
-            seen.earlier_receiving_segments += std::mem::take(&mut seen.receiving_segments);
+    let Some(conn) = current(&shared.receiving) else {
+        return;
+    };
+    let now = if plan.mptcp {
+        let mut sum = ReceiverSegments::default();
+        for sf in mptcp_subflows(conn.as_raw_fd()).subflows {
+            sum += of(&sf.info);
         }
-        let now = if plan.mptcp {
-            let mut sum = ReceiverSegments::default();
-            for sf in mptcp_subflows(conn.as_raw_fd()).subflows {
-                sum += of(&sf.info);
-            }
-            sum
-        } else {
-            tcp_info(conn.as_raw_fd())
-                .map(|i| of(&i))
-                .unwrap_or_default()
-        };
-        // Monotonic: a subflow that closed took its counts with it.
-        seen.receiving_segments = seen.receiving_segments.highest(now);
-    }
-    seen.earlier_receiving_segments + seen.receiving_segments
+        sum
+    } else {
+        tcp_info(conn.as_raw_fd())
+            .map(|i| of(&i))
+            .unwrap_or_default()
+    };
+    seen.received.read(Arc::as_ptr(&conn) as usize, now);
 }
 
 /// Bytes that arrived on each subflow of the flow's receiving connection since last time.
