@@ -45,6 +45,12 @@ pub fn run_on_dask(path: &Path, args: &RunArgs, scheduler: &str, out: &Path) -> 
              `run --task I`)"
         );
     }
+    if !args.pcap.is_empty() {
+        bail!(
+            "--pcap is not passed to Dask workers: capture the runs you want to look at \
+             without --dask (or one task at a time with --task I)"
+        );
+    }
     let python = python();
     let version = package_version(&python)?;
     if version != campaign::VERSION {

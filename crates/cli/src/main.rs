@@ -55,7 +55,8 @@ enum Command {
         /// Exit with status 1 when a check against published figures fails.
         #[arg(long)]
         strict: bool,
-        /// Kernel backend: capture this link (repeatable) to OUT/pcap/<variant>-seed<N>-<link>.pcap.
+        /// Capture this link (repeatable) to OUT/pcap/<variant>-seed<N>-<link>.pcap, each packet
+        /// as it reaches the link's far end, with the headers Linux sends (Wireshark, tshark).
         #[arg(long, value_name = "LINK")]
         pcap: Vec<String>,
         /// Run for this long instead of the scenario's duration (e.g. 60s).

@@ -154,6 +154,13 @@ pub fn run(path: &Path, args: &RunArgs) -> Result<bool> {
         status.done.len(),
         todo.len()
     );
+    if !args.pcap.is_empty() && todo.len() < plan.tasks.len() {
+        eprintln!(
+            "--pcap: only the {} task(s) that run now are captured; those done before keep \
+             their results and are not run again (an empty --out captures them all)",
+            todo.len()
+        );
+    }
     match &args.dask {
         Some(scheduler) if !todo.is_empty() => {
             crate::dask::run_on_dask(path, args, scheduler, out)?;

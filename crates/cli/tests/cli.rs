@@ -68,28 +68,71 @@ fn a_bad_scenario_is_reported_and_nothing_is_written() {
 }
 
 #[test]
-fn kernel_only_options_are_refused_on_the_simulator() {
+fn sysctl_is_refused_on_the_simulator() {
     let dir = temp("kernel-only");
-    for option in [
-        ["--pcap", "a-b"],
-        ["--sysctl", "net.ipv4.tcp_wmem=4096 16384 65536"],
-    ] {
-        let out_dir = dir.join("out");
-        let out = bin()
+    let out_dir = dir.join("out");
+    let out = bin()
+        .arg("run")
+        .arg(scenarios().join("reno-mathis.toml"))
+        .args(["--sysctl", "net.ipv4.tcp_wmem=4096 16384 65536"])
+        .arg("--out")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("--sysctl is for --backend kernel"),
+        "{err}"
+    );
+    assert!(!out_dir.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_simulator_captures_a_link_into_the_results_folder() {
+    let dir = temp("sim-pcap");
+    let out_dir = dir.join("out");
+    let run = |link: &str| {
+        bin()
             .arg("run")
             .arg(scenarios().join("reno-mathis.toml"))
-            .args(option)
+            .args(["--set", "loss=0.01", "--duration", "21s", "--pcap", link])
             .arg("--out")
             .arg(&out_dir)
             .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            !out.status.success() && err.contains("--pcap and --sysctl are for --backend kernel"),
-            "{option:?}: {err}"
-        );
-        assert!(!out_dir.exists());
+            .unwrap()
+    };
+    // An unknown link is refused before anything is written, naming the links there are.
+    let out = run("no-such-link");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("--pcap no-such-link: no such link; links are"),
+        "{err}"
+    );
+    assert!(err.contains("lossy"), "{err}");
+    assert!(!out_dir.exists());
+    let out = run("lossy");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pcap = out_dir.join("pcap").join("default-seed1-lossy.pcap");
+    let file = std::fs::File::open(&pcap).unwrap_or_else(|e| panic!("{}: {e}", pcap.display()));
+    let mut reader = pcap_file::pcap::PcapReader::new(file).unwrap();
+    let mut packets = 0;
+    while let Some(p) = reader.next_packet() {
+        let p = p.unwrap();
+        assert!(p.timestamp.as_secs_f64() <= 21.0);
+        packets += 1;
     }
+    assert!(packets > 100, "{packets} packets");
+    // The staging folder beside the results is gone.
+    let entries: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(entries, ["out"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -4,10 +4,12 @@
 //! (`fabric`): every link of a scenario, the route table and the routing header. And what
 //! both backends must agree on to give the same run for the same seed: one derivation of
 //! random streams (`seeds`), one layout of flow start times (`layout`) and one ordering of
-//! events due at the same time (`queue`). It knows nothing of TCP and never reads a clock:
+//! events due at the same time (`queue`), one addressing of hosts and one form of link
+//! captures (`capture`). It knows nothing of TCP and never reads a clock:
 //! callers pass the current time in nanoseconds, from a simulated or a monotonic clock.
 
 mod aqm;
+pub mod capture;
 pub mod draws;
 pub mod fabric;
 pub mod layout;

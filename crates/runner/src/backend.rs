@@ -56,7 +56,7 @@ impl BackendKind {
     pub fn unsupported(self, sc: &Scenario) -> Option<String> {
         match self {
             BackendKind::Kernel => testbed::backend::unsupported(sc),
-            BackendKind::Sim => sim::Simulator.unsupported(sc),
+            BackendKind::Sim => sim::Simulator::default().unsupported(sc),
         }
     }
 
@@ -69,7 +69,7 @@ impl BackendKind {
         staging: PathBuf,
     ) -> Result<Box<dyn Backend>> {
         Ok(match self {
-            BackendKind::Sim => Box::new(sim::Simulator),
+            BackendKind::Sim => Box::new(sim::Simulator::capturing(pcap.to_vec(), staging)),
             BackendKind::Kernel => Box::new(testbed::backend::KernelBackend::start(
                 sysctl,
                 pcap.to_vec(),

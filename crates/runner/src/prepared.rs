@@ -142,13 +142,12 @@ impl Prepared {
         if let Some(d) = &request.duration {
             shorten(&mut variants, d)?;
         }
-        if request.backend == BackendKind::Sim
-            && (!request.pcap.is_empty() || !request.sysctl.is_empty())
-        {
-            bail!(
-                "--pcap and --sysctl are for --backend kernel: the simulator has no packets to \
-                 capture and no kernel to tune"
-            );
+        if request.backend == BackendKind::Sim && !request.sysctl.is_empty() {
+            bail!("--sysctl is for --backend kernel: the simulator has no kernel to tune");
+        }
+        // Names of links to capture are checked before anything runs.
+        for sc in &variants {
+            net::capture::capture_files(sc, &request.pcap, Path::new(""), 0)?;
         }
         let out = match folder {
             Folder::Default => request.backend.default_folder(&variants[0].name),

@@ -6,6 +6,7 @@
 //! stale subflows), `traffic` (the applications), `world` (the fabric, the dispatcher and the
 //! measurements, driven by `engine`'s event queue).
 
+pub mod capture;
 pub mod connection;
 pub mod engine;
 pub mod ids;
@@ -14,10 +15,12 @@ pub mod packet;
 mod ranges;
 pub mod tcp;
 mod traffic;
+mod wire;
 mod world;
 
 use scenario::Scenario;
 use scenario::results::{RunResult, RunStats};
+use std::path::PathBuf;
 use std::time::Instant;
 
 /// The fabric a run of `sc` with `seed` uses: every link direction with its own random
@@ -32,7 +35,23 @@ pub fn flow_slots(sc: &Scenario, seed: u64) -> Vec<net::layout::FlowSlot> {
 }
 
 /// The simulator as a backend of `run`.
-pub struct Simulator;
+#[derive(Clone, Debug, Default)]
+pub struct Simulator {
+    /// `--pcap LINK`: links to capture, and the folder whose `pcap/` the files go to.
+    pcap_links: Vec<String>,
+    pcap_dir: PathBuf,
+}
+
+impl Simulator {
+    /// A simulator that captures `links` of each run into `dir/pcap/`
+    /// (`<variant>-seed<N>-<link>.pcap`).
+    pub fn capturing(links: Vec<String>, dir: PathBuf) -> Self {
+        Simulator {
+            pcap_links: links,
+            pcap_dir: dir,
+        }
+    }
+}
 
 impl scenario::Backend for Simulator {
     fn name(&self) -> &'static str {
@@ -40,7 +59,7 @@ impl scenario::Backend for Simulator {
     }
 
     fn fork(&self) -> Option<Box<dyn scenario::Backend + Send>> {
-        Some(Box::new(Simulator))
+        Some(Box::new(self.clone()))
     }
 
     fn run(
@@ -49,18 +68,50 @@ impl scenario::Backend for Simulator {
         seed: u64,
         progress: &mut dyn scenario::Progress,
     ) -> anyhow::Result<RunResult> {
-        Ok(run(sc, seed, |f| progress.fraction(f)))
+        if self.pcap_links.is_empty() {
+            return Ok(run(sc, seed, |f| progress.fraction(f)));
+        }
+        let files = net::capture::capture_files(sc, &self.pcap_links, &self.pcap_dir, seed)?;
+        run_capturing(sc, seed, &files, |f| progress.fraction(f))
     }
 }
 
 /// Runs one variant with one seed. `progress` receives the fraction of simulated time done.
-pub fn run(sc: &Scenario, seed: u64, mut progress: impl FnMut(f64)) -> RunResult {
+pub fn run(sc: &Scenario, seed: u64, progress: impl FnMut(f64)) -> RunResult {
+    run_world(sc, seed, None, progress).0
+}
+
+/// [`run`], writing a capture of each link of `files` (link index, file) as it goes.
+pub fn run_capturing(
+    sc: &Scenario,
+    seed: u64,
+    files: &[(usize, PathBuf)],
+    progress: impl FnMut(f64),
+) -> anyhow::Result<RunResult> {
+    let captures = capture::LinkCaptures::create(sc.links.len(), files)?;
+    let (result, captures) = run_world(sc, seed, Some(captures), progress);
+    if let Some(captures) = captures {
+        captures.finish()?;
+    }
+    Ok(result)
+}
+
+fn run_world(
+    sc: &Scenario,
+    seed: u64,
+    captures: Option<capture::LinkCaptures>,
+    mut progress: impl FnMut(f64),
+) -> (RunResult, Option<capture::LinkCaptures>) {
     let started = Instant::now();
     let drawn = net::draws::for_run(sc, seed);
     let sc: &Scenario = &drawn;
     let mut world = world::World::new(sc, seed);
+    if let Some(captures) = captures {
+        world.capture(captures);
+    }
     let end = world.end as f64;
     world.run(|t| progress(t as f64 / end));
+    let captures = world.take_captures();
     let events = world.queue.popped();
     let packet_hops = world.packet_hops;
     let fct = world.completion_times();
@@ -90,7 +141,7 @@ pub fn run(sc: &Scenario, seed: u64, mut progress: impl FnMut(f64)) -> RunResult
         flow_goodput_mbps,
         series,
     } = measured;
-    RunResult {
+    let result = RunResult {
         scenario: sc.name.clone(),
         variant: sc.variant.clone(),
         backend: "sim".into(),
@@ -106,5 +157,6 @@ pub fn run(sc: &Scenario, seed: u64, mut progress: impl FnMut(f64)) -> RunResult
             wall_s: started.elapsed().as_secs_f64(),
         },
         emulator: None,
-    }
+    };
+    (result, captures)
 }

@@ -3,6 +3,7 @@
 //! queue. The protocol itself lives in `connection` and `mptcp`; this file only moves
 //! packets, timeouts and application events between them.
 
+use crate::capture::{LinkCaptures, Sender};
 use crate::connection::{Client, ConnConfig, Path, Server, ServerEvent};
 use crate::engine::{End, Ev, EventQueue};
 use crate::ids::{ConnId, FlowId};
@@ -93,6 +94,8 @@ pub struct World<'s> {
     pub packet_hops: u64,
     /// What each flow's receivers had sent and received when the warm-up ended.
     receivers_at_warmup: Option<Vec<measure::ReceiverSegments>>,
+    /// The links captured (`--pcap`), if any.
+    captures: Option<Box<LinkCaptures>>,
 }
 
 impl<'s> World<'s> {
@@ -132,7 +135,18 @@ impl<'s> World<'s> {
             link_meter: LinkMeter::new(sc),
             packet_hops: 0,
             receivers_at_warmup: None,
+            captures: None,
         }
+    }
+
+    /// Writes every packet that crosses a link of `captures` to its file.
+    pub fn capture(&mut self, captures: LinkCaptures) {
+        self.captures = Some(Box::new(captures));
+    }
+
+    /// The captures, to be closed once the run is over.
+    pub fn take_captures(&mut self) -> Option<LinkCaptures> {
+        self.captures.take().map(|c| *c)
     }
 
     /// Runs until the scenario's end; `progress` is called with the simulated time now and
@@ -161,7 +175,12 @@ impl<'s> World<'s> {
                     .arrive(dir, self.now, None, &mut link_wake(queue));
                 self.prefetch_pipe(dir);
                 match arrived {
-                    Some((Arrival::Delivered(pkt), _)) => self.forward(pkt),
+                    Some((Arrival::Delivered(pkt), _)) => {
+                        if self.captures.is_some() {
+                            self.write_capture(dir, &pkt);
+                        }
+                        self.forward(pkt)
+                    }
                     Some((Arrival::Lost(pkt), _)) => self.packets.discard(pkt.id),
                     None => {}
                 }
@@ -256,6 +275,30 @@ impl<'s> World<'s> {
                 (false, true) => slot.client.iter().for_each(|e| e.prefetch(subflow)),
             }
         }
+    }
+
+    /// `pkt` reached the end of `dir`: into the link's capture, if it has one.
+    #[cold]
+    fn write_capture(&mut self, dir: DirId, pkt: &InFlight) {
+        let Some(captures) = &mut self.captures else {
+            return;
+        };
+        let Some(packet) = self.packets.get(pkt.id) else {
+            return;
+        };
+        if !captures.captures(dir) {
+            return;
+        }
+        let flow = self.conns[packet.conn.index()].flow.index();
+        let group = &self.sc.flows[self.flows[flow].slot.group];
+        let from = Sender {
+            conn: packet.conn,
+            subflow: packet.subflow,
+            flow,
+            mptcp: group.protocol == Protocol::Mptcp,
+        };
+        let hops = self.fabric.routes.hops(pkt.routing.route);
+        captures.write(self.now, dir, hops, packet, from);
     }
 
     /// Samples every subflow's window and RTT and every link's queue.

@@ -3,6 +3,7 @@
 //! takes through the emulated links (the flows' own paths first, shortest paths otherwise).
 
 use anyhow::{Result, bail};
+use net::capture::interface_address;
 use scenario::Scenario;
 use scenario::model::{DirId, NodeId, Route};
 use scenario::spec::NodeKind;
@@ -69,17 +70,6 @@ enum Wildcard {
 /// side>`, beside the interface's own `.1` or `.2`, up to 8 paths (MATCP_MAX_PATHS).
 const PATH_OCTET: u8 = 16;
 
-/// `10.<link / 256>.<link % 256>.<1 for side a, 2 for side b>`.
-fn address(out_dir: DirId) -> Ipv4Addr {
-    let link = out_dir.link().index();
-    Ipv4Addr::new(
-        10,
-        (link >> 8) as u8,
-        link as u8,
-        1 + out_dir.is_b_to_a() as u8,
-    )
-}
-
 impl Plan {
     pub fn new(sc: &Scenario) -> Result<Plan> {
         if sc.links.len() > 65_536 {
@@ -106,7 +96,7 @@ impl Plan {
                     node: NodeId(n),
                     iface: f.name.clone(),
                     dev,
-                    addr: address(f.out_dir),
+                    addr: interface_address(f.out_dir),
                     out_dir: f.out_dir,
                     table: 100 + i as u32,
                 });

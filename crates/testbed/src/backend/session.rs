@@ -9,6 +9,7 @@ use crate::cleanup;
 use anyhow::{Context, Result, bail};
 use mptcp_bpf::{Algorithm, Installed, Registry};
 use mptcp_cc::AlgorithmId;
+use net::capture::capture_files;
 use scenario::Scenario;
 use scenario::results::RunResult;
 use scenario::{Backend, Progress};
@@ -221,7 +222,7 @@ impl Backend for KernelBackend {
 
     fn run(&mut self, sc: &Scenario, seed: u64, progress: &mut dyn Progress) -> Result<RunResult> {
         self.session.prepare(sc)?;
-        let captures = captures(sc, &self.pcap_links, &self.pcap_dir, seed)?;
+        let captures = capture_files(sc, &self.pcap_links, &self.pcap_dir, seed)?;
         let run = self
             .session
             .run(sc, seed, captures, &self.sysctls, |f| progress.fraction(f))?;
@@ -319,41 +320,6 @@ pub fn parse_sysctls(args: &[String]) -> Result<Vec<(String, String)>> {
                 "--sysctl {a}: expected KEY=VALUE with a net.* key (only those belong to a \
                  host's namespace)"
             ),
-        })
-        .collect()
-}
-
-/// `--pcap LINK`: the link ids and capture files of one run.
-pub fn captures(
-    sc: &Scenario,
-    links: &[String],
-    dir: &Path,
-    seed: u64,
-) -> Result<Vec<(usize, PathBuf)>> {
-    links
-        .iter()
-        .map(|name| {
-            let id = sc
-                .links
-                .iter()
-                .position(|l| &l.name == name)
-                .with_context(|| {
-                    let known: Vec<&str> = sc.links.iter().map(|l| l.name.as_str()).collect();
-                    format!(
-                        "--pcap {name}: no such link; links are {}",
-                        known.join(", ")
-                    )
-                })?;
-            let variant = if sc.variant.is_empty() {
-                "default".to_string()
-            } else {
-                sc.variant.replace(['/', ' '], "_")
-            };
-            Ok((
-                id,
-                dir.join("pcap")
-                    .join(format!("{variant}-seed{seed}-{name}.pcap")),
-            ))
         })
         .collect()
 }

@@ -15,12 +15,12 @@
 
 use super::clock::Clock;
 use super::frame::{Frame, MAX_FRAME, Pool, ipv4_endpoints};
-use super::pcap::Capture;
 use super::stats::{EmuReport, LATE_BOUND_NS, Lateness, RedLog, Stalls};
 use super::tun::{DeviceDrops, Tun, truncated};
 use crate::plan::Plan;
 use anyhow::{Context, Result};
 use measure::LinkMeter;
+use net::capture::Capture;
 use net::{AqmParams, Arrival, DropReason, EventQueue, Fabric, Forwarded, Nanos, RouteId};
 use scenario::Scenario;
 use scenario::model::{DirId, NodeId};

@@ -6,7 +6,6 @@
 pub mod clock;
 mod engine;
 pub mod frame;
-pub mod pcap;
 mod stats;
 pub mod tun;
 
