@@ -100,6 +100,16 @@ pub fn capture_files(
                         known.join(", ")
                     )
                 })?;
+            // The link's name becomes part of a file name: nothing in it may lead out of
+            // the folder (the loader lets a link be called `../x`).
+            let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+            if !name.chars().all(plain) || name.starts_with('.') {
+                anyhow::bail!(
+                    "--pcap {name}: this link's name cannot name a capture file (letters, \
+                     digits, `.`, `_` and `-` only, not first `.`): give the link a plain \
+                     `name` in the scenario"
+                );
+            }
             let variant = if sc.variant.is_empty() {
                 "default".to_string()
             } else {
@@ -112,4 +122,62 @@ pub fn capture_files(
             ))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::capture_files;
+    use scenario::{LoadOptions, load_str};
+    use std::path::Path;
+
+    fn scenario(link_name: &str) -> scenario::Scenario {
+        let text = format!(
+            r#"
+[scenario]
+name = "t"
+duration = "1s"
+[[node]]
+name = "a"
+kind = "host"
+[[node]]
+name = "b"
+kind = "host"
+[[link]]
+name = "{link_name}"
+a = "a"
+b = "b"
+rate = "1Mbps"
+delay = "1ms"
+[[flow]]
+name = "f"
+from = "a"
+to = "b"
+"#
+        );
+        load_str(&text, Path::new("t.toml"), &LoadOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"))
+            .remove(0)
+    }
+
+    #[test]
+    fn a_capture_file_stays_in_the_folder() {
+        let dir = Path::new("out");
+        let files = capture_files(&scenario("up-1"), &["up-1".into()], dir, 3).unwrap();
+        assert_eq!(
+            files,
+            [(0, dir.join("pcap").join("default-seed3-up-1.pcap"))]
+        );
+        for name in ["../x", "..", ".hidden", "a/b"] {
+            let err = capture_files(&scenario(name), &[name.into()], dir, 1).unwrap_err();
+            assert!(
+                err.to_string().contains("cannot name a capture file"),
+                "{name}: {err}"
+            );
+        }
+        let err = capture_files(&scenario("up"), &["down".into()], dir, 1).unwrap_err();
+        assert!(
+            err.to_string().contains("no such link; links are up"),
+            "{err}"
+        );
+    }
 }

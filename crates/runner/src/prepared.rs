@@ -210,8 +210,12 @@ impl Prepared {
         }
         let executed =
             crate::execute::execute(backend.as_mut(), &self.plan, todo, jobs, &self.folder);
-        if let (Err(_), Some(made)) = (&executed, &made) {
-            self.folder.remove_if_unused(made);
+        if executed.is_err() {
+            // A run that failed may have left its capture half-written: none are kept.
+            let _ = std::fs::remove_dir_all(pcap_staging(self.out()));
+            if let Some(made) = &made {
+                self.folder.remove_if_unused(made);
+            }
         }
         executed?;
         move_captures(self.out())

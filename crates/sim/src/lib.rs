@@ -15,7 +15,7 @@ pub mod packet;
 mod ranges;
 pub mod tcp;
 mod traffic;
-mod wire;
+pub mod wire;
 mod world;
 
 use scenario::Scenario;
@@ -88,7 +88,7 @@ pub fn run_capturing(
     files: &[(usize, PathBuf)],
     progress: impl FnMut(f64),
 ) -> anyhow::Result<RunResult> {
-    let captures = capture::LinkCaptures::create(sc.links.len(), files)?;
+    let captures = capture::LinkCaptures::create(sc, files)?;
     let (result, captures) = run_world(sc, seed, Some(captures), progress);
     if let Some(captures) = captures {
         captures.finish()?;

@@ -6,14 +6,18 @@
 //!
 //! The simulator numbers segments, not bytes: segment n of a subflow carries the bytes from
 //! n x MSS on. On the wire that is sequence number `1 + n x 1460` (the SYN takes 0, so
-//! Wireshark's relative and raw numbers agree), and data sequence number `1 + dsn x 1460`.
-//! Keys, tokens, nonces and HMACs are made up from the connection's number: no tool can
-//! check them, as none could without the hosts' secrets.
+//! Wireshark's relative and raw numbers agree), and data sequence number `1 + dsn x 1460`;
+//! acknowledgements of a connection's short last segment stop at its last byte (a plain TCP
+//! connection's, and MPTCP's data ACK; a subflow-level ACK of it still counts a whole MSS).
+//! Keys, nonces and HMACs are made up from the connection's number, and the MP_JOIN token
+//! is not derived from the server's key by SHA-256 as RFC 8684 has it, so Wireshark does not
+//! tie joined subflows to their connection.
 //!
-//! What the links timed differs from what is written here: the simulator's links serialise
-//! 40 header bytes, SACK blocks and the payload (`packet::HEADER_BYTES`), so the timestamp
-//! and MPTCP options make a captured packet 12 to 36 bytes longer than the one its link
-//! carried.
+//! The lengths are the simulator's, not Linux's: its MSS is 1460 bytes with 40 bytes of
+//! headers (`packet::HEADER_BYTES`, which the links serialise, with SACK blocks), while
+//! Linux with timestamps sends 1448 in a 1500-byte packet. Here the options are written
+//! too, so a captured data segment is 1512 bytes (TCP) or 1536 (MPTCP), and the link timed
+//! 1500.
 
 use crate::packet::{Kind, MSS, Packet};
 use std::net::SocketAddrV4;
@@ -68,16 +72,42 @@ pub struct SubflowEnds {
     pub server: SocketAddrV4,
 }
 
-/// Byte `n` of the subflow's stream (or of the connection's, for a data sequence number)
-/// as a sequence number on the wire.
+/// What the headers of a packet say of its connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConnShape {
+    /// MPTCP: its segments carry MPTCP options.
+    pub mptcp: bool,
+    /// SACK was negotiated (`sack` of the flow).
+    pub sack: bool,
+    /// Payload bytes the connection carries (`u64::MAX`: no end).
+    pub total_bytes: u64,
+}
+
+/// The start of segment `segment` of a stream as a sequence number on the wire.
 fn wire_seq(segment: u64) -> u64 {
     1 + segment * MSS as u64
 }
 
+/// An acknowledgement of everything before segment `segment` of a stream of
+/// `total_bytes`: no further than its last byte.
+fn wire_ack(segment: u64, total_bytes: u64) -> u64 {
+    1 + (segment * MSS as u64).min(total_bytes)
+}
+
+/// The IPv4 identification of a packet: the same wherever it is captured, and different
+/// for a retransmission (sent at another time).
+fn ip_id(pkt: &Packet) -> u16 {
+    let mut x = (pkt.conn.0 as u64) << 40 ^ (pkt.subflow.0 as u64) << 32 ^ pkt.seq;
+    x ^= pkt.ts.rotate_left(17) ^ pkt.kind.to_server() as u64;
+    (mix(x) >> 48) as u16
+}
+
 /// Writes `pkt`'s IPv4 and TCP headers into `out` (cleared first) and returns the length
-/// of the whole packet, payload included. `mptcp`: the connection is MPTCP (its segments
-/// carry MPTCP options); `ip_id`: the IPv4 identification field.
-pub fn encode(pkt: &Packet, ends: SubflowEnds, mptcp: bool, ip_id: u16, out: &mut Vec<u8>) -> u32 {
+/// of the whole packet, payload included.
+pub fn encode(pkt: &Packet, ends: SubflowEnds, conn: ConnShape, out: &mut Vec<u8>) -> u32 {
+    let mptcp = conn.mptcp;
+    // Plain TCP numbers the subflow's bytes as the connection's.
+    let subflow_total = if mptcp { u64::MAX } else { conn.total_bytes };
     let (src, dst) = if pkt.kind.to_server() {
         (ends.client, ends.server)
     } else {
@@ -86,14 +116,14 @@ pub fn encode(pkt: &Packet, ends: SubflowEnds, mptcp: bool, ip_id: u16, out: &mu
     let mut options = Options::default();
     let (seq, ack, flags, window) = match pkt.kind {
         Kind::Syn => {
-            options.syn(pkt);
+            options.syn(pkt, conn.sack);
             if mptcp {
                 options.mptcp_syn(pkt, false);
             }
             (0, 0, FLAG_SYN, SYN_WINDOW)
         }
         Kind::SynAck => {
-            options.syn(pkt);
+            options.syn(pkt, conn.sack);
             if mptcp {
                 options.mptcp_syn(pkt, true);
             }
@@ -110,20 +140,20 @@ pub fn encode(pkt: &Packet, ends: SubflowEnds, mptcp: bool, ip_id: u16, out: &mu
                 options.dss_mapping(pkt);
             }
             let psh = if push { FLAG_PSH } else { 0 };
-            (
-                wire_seq(pkt.seq),
-                1,
-                FLAG_ACK | psh,
-                scaled_window(pkt.rwnd),
-            )
+            (wire_seq(pkt.seq), 1, FLAG_ACK | psh, CLIENT_WINDOW)
         }
         Kind::Ack => {
             options.timestamps(pkt);
+            // MPTCP's option is sized first and the SACK blocks take what room is left
+            // (`tcp_established_options()`), but it is written last (`tcp_options_write()`).
+            let mut dss = Options::default();
             if mptcp {
-                options.dss_ack(pkt);
+                dss.dss_ack(pkt, conn.total_bytes);
             }
-            options.sack(pkt);
-            (1, wire_seq(pkt.seq), FLAG_ACK, scaled_window(pkt.rwnd))
+            options.sack(pkt, dss.len, subflow_total);
+            options.push(&dss.bytes[..dss.len]);
+            let ack = wire_ack(pkt.seq, subflow_total);
+            (1, ack, FLAG_ACK, scaled_window(pkt.rwnd))
         }
     };
     let options = options.padded();
@@ -134,7 +164,7 @@ pub fn encode(pkt: &Packet, ends: SubflowEnds, mptcp: bool, ip_id: u16, out: &mu
     // IPv4 (RFC 791), Don't Fragment set, as Linux's TCP sends.
     out.extend_from_slice(&[0x45, 0]);
     out.extend_from_slice(&(total as u16).to_be_bytes());
-    out.extend_from_slice(&ip_id.to_be_bytes());
+    out.extend_from_slice(&ip_id(pkt).to_be_bytes());
     out.extend_from_slice(&[0x40, 0, TTL, IPPROTO_TCP, 0, 0]);
     out.extend_from_slice(&src.ip().octets());
     out.extend_from_slice(&dst.ip().octets());
@@ -188,11 +218,14 @@ fn checksum(sum: u32, bytes: &[u8]) -> u16 {
 
 /// A connection's made-up 64-bit key (`server`: the server's), from its number.
 fn key(pkt: &Packet, server: bool) -> u64 {
-    let x = (pkt.conn.0 as u64) << 1 | server as u64;
-    // splitmix64's finaliser: distinct connections get unrelated-looking keys.
+    mix((pkt.conn.0 as u64) << 1 | server as u64) | 1
+}
+
+/// splitmix64's finaliser: close inputs give unrelated-looking outputs.
+fn mix(x: u64) -> u64 {
     let x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     let x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31) | 1
+    x ^ (x >> 31)
 }
 
 /// A TCP header's options, in the order Linux writes them (`tcp_options_write()`).
@@ -228,11 +261,16 @@ impl Options {
         &self.bytes[..self.len]
     }
 
-    /// MSS, SACK permitted with the timestamps, window scale (`tcp_syn_options()`).
-    fn syn(&mut self, pkt: &Packet) {
+    /// MSS, SACK permitted (if `sack`) with the timestamps, window scale
+    /// (`tcp_syn_options()`).
+    fn syn(&mut self, pkt: &Packet, sack: bool) {
         self.push(&[OPT_MSS, 4]);
         self.push(&MSS.to_be_bytes());
-        self.push(&[OPT_SACK_PERMITTED, 2]);
+        self.push(if sack {
+            &[OPT_SACK_PERMITTED, 2]
+        } else {
+            &[NOP, NOP]
+        });
         self.push_timestamps(pkt);
         self.push(&[NOP, OPT_WSCALE, 3, WINDOW_SCALE]);
     }
@@ -306,25 +344,26 @@ impl Options {
     }
 
     /// An ACK's DSS: the connection's 64-bit data ACK (Linux answers a peer whose mappings
-    /// carry 64-bit numbers in kind).
-    fn dss_ack(&mut self, pkt: &Packet) {
+    /// carry 64-bit numbers in kind), of a connection of `total_bytes`.
+    fn dss_ack(&mut self, pkt: &Packet, total_bytes: u64) {
         self.push(&[OPT_MPTCP, 12, DSS, DSS_ACK | DSS_ACK64]);
-        self.push(&wire_seq(pkt.dsn).to_be_bytes());
+        self.push(&wire_ack(pkt.dsn, total_bytes).to_be_bytes());
     }
 
-    /// As many of the ACK's SACK blocks as fit after the other options, as
-    /// `tcp_established_options()` cuts them (one beside MPTCP's DSS, three without).
-    fn sack(&mut self, pkt: &Packet) {
+    /// As many of the ACK's SACK blocks as fit after the other options and `reserved`
+    /// bytes of MPTCP's, as `tcp_established_options()` cuts them (one beside MPTCP's DSS,
+    /// three without), on a subflow stream of `total_bytes`.
+    fn sack(&mut self, pkt: &Packet, reserved: usize, total_bytes: u64) {
         let blocks: Vec<(u32, u32)> = pkt.sack.iter().copied().filter(|b| b.1 > b.0).collect();
-        let fit = self.room().saturating_sub(4) / 8;
+        let fit = self.room().saturating_sub(reserved + 4) / 8;
         let n = blocks.len().min(fit);
         if n == 0 {
             return;
         }
         self.push(&[NOP, NOP, OPT_SACK, 2 + 8 * n as u8]);
         for &(start, end) in &blocks[..n] {
-            self.push(&(wire_seq(pkt.seq + start as u64) as u32).to_be_bytes());
-            self.push(&(wire_seq(pkt.seq + end as u64) as u32).to_be_bytes());
+            self.push(&(wire_ack(pkt.seq + start as u64, total_bytes) as u32).to_be_bytes());
+            self.push(&(wire_ack(pkt.seq + end as u64, total_bytes) as u32).to_be_bytes());
         }
     }
 }
@@ -339,6 +378,14 @@ mod tests {
         SubflowEnds {
             client: SocketAddrV4::new(Ipv4Addr::new(10, 0, 1, 2), 40000),
             server: SocketAddrV4::new(Ipv4Addr::new(10, 0, 0, 1), 5001),
+        }
+    }
+
+    fn shape(mptcp: bool) -> ConnShape {
+        ConnShape {
+            mptcp,
+            sack: true,
+            total_bytes: u64::MAX,
         }
     }
 
@@ -360,7 +407,7 @@ mod tests {
     #[test]
     fn checksums_verify() {
         let mut out = Vec::new();
-        let total = encode(&data(5, 9), ends(), true, 7, &mut out);
+        let total = encode(&data(5, 9), ends(), shape(true), &mut out);
         // The IPv4 header sums to zero with its checksum in.
         assert_eq!(checksum(0, &out[..IPV4_HEADER]), 0);
         // So does the TCP segment with its payload of zeros and the pseudo-header.
@@ -377,7 +424,7 @@ mod tests {
     #[test]
     fn data_segment_numbers_are_bytes() {
         let mut out = Vec::new();
-        let total = encode(&data(5, 9), ends(), true, 7, &mut out);
+        let total = encode(&data(5, 9), ends(), shape(true), &mut out);
         let tcp = &out[IPV4_HEADER..];
         assert_eq!(field_u32(tcp, 4), 1 + 5 * 1460);
         let header = (tcp[12] >> 4) as usize * 4;
@@ -411,7 +458,7 @@ mod tests {
         };
         let mut out = Vec::new();
         for (mptcp, blocks) in [(false, 3), (true, 1)] {
-            encode(&ack, ends(), mptcp, 0, &mut out);
+            encode(&ack, ends(), shape(mptcp), &mut out);
             let tcp = &out[IPV4_HEADER..];
             let options = &tcp[TCP_HEADER..(tcp[12] >> 4) as usize * 4];
             let at = options
@@ -422,6 +469,34 @@ mod tests {
             assert_eq!(field_u32(options, at + 6), 1 + 14 * 1460);
             assert!(options.len() <= MAX_OPTIONS);
             assert_eq!(field_u32(tcp, 8), 1 + 10 * 1460);
+            // Linux writes MPTCP's option last.
+            if mptcp {
+                assert_eq!(
+                    options[options.len() - 12..][..4],
+                    [OPT_MPTCP, 12, DSS, 0x03]
+                );
+            }
         }
+    }
+
+    #[test]
+    fn the_last_short_segment_is_acknowledged_to_its_last_byte() {
+        let ack = Packet {
+            seq: 3,
+            dsn: 3,
+            rwnd: 10,
+            ..Packet::control(ConnId(0), SubflowId(0), Kind::Ack)
+        };
+        let mut out = Vec::new();
+        let tcp = ConnShape {
+            mptcp: false,
+            sack: true,
+            total_bytes: 2 * 1460 + 100,
+        };
+        encode(&ack, ends(), tcp, &mut out);
+        assert_eq!(field_u32(&out[IPV4_HEADER..], 8), 1 + 2 * 1460 + 100);
+        // A data segment offers the client's window, not none.
+        encode(&data(0, 0), ends(), tcp, &mut out);
+        assert_eq!(u16::from_be_bytes([out[34], out[35]]), CLIENT_WINDOW);
     }
 }

@@ -10,6 +10,7 @@ use crate::ids::{ConnId, FlowId};
 use crate::packet::{HEADER_BYTES, InFlight, MSS, Packet, PacketStore, Transmit};
 use crate::tcp::receive_window::{RMEM_MAX, ReceiveBuffer};
 use crate::traffic::FlowSource;
+use crate::wire::ConnShape;
 use measure::{FlowMeter, FlowSlot, LinkMeter};
 use net::layout::flow_layout;
 use net::seeds::{Stream, sub_seed};
@@ -289,13 +290,20 @@ impl<'s> World<'s> {
         if !captures.captures(dir) {
             return;
         }
-        let flow = self.conns[packet.conn.index()].flow.index();
-        let group = &self.sc.flows[self.flows[flow].slot.group];
+        let slot = &self.conns[packet.conn.index()];
+        let flow = slot.flow.index();
+        let group = self.flows[flow].slot.group;
+        let spec = &self.sc.flows[group];
         let from = Sender {
             conn: packet.conn,
             subflow: packet.subflow,
             flow,
-            mptcp: group.protocol == Protocol::Mptcp,
+            group,
+            shape: ConnShape {
+                mptcp: spec.protocol == Protocol::Mptcp,
+                sack: spec.sack,
+                total_bytes: slot.total_bytes,
+            },
         };
         let hops = self.fabric.routes.hops(pkt.routing.route);
         captures.write(self.now, dir, hops, packet, from);
