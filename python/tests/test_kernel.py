@@ -15,7 +15,7 @@ import pytest
 SCENARIO = """\
 [scenario]
 name = "kernel-twice"
-duration = "3s"
+duration = "6s"
 [measure]
 warmup = "1s"
 [[node]]
@@ -70,6 +70,10 @@ def test_two_kernel_runs_in_one_process_leave_nothing(kernel, tmp_path: Path) ->
         res = mptcp_lab.run(path, backend="kernel", out=tmp_path / attempt)
         assert res.backend == "kernel"
         assert res.ran == 1
+        # Goodput counts what the application read from the warm-up on, which may include
+        # data TCP had received before it (a reader that fell behind in the first second
+        # read about 140 KB late in a run of 3 s, 10.2 Mbit/s over 2 s): over 5 s that
+        # backlog stays below the link's 0.35 Mbit/s of headers, so the bound is the link.
         goodput = res.summary.query("metric == 'group.bulk.goodput_mbps'").value.iloc[0]
         assert 5.0 < goodput <= 10.0, f"{attempt}: {goodput} Mbit/s through a 10 Mbit/s link"
     assert namespaces() == before
