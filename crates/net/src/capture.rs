@@ -110,11 +110,7 @@ pub fn capture_files(
                      `name` in the scenario"
                 );
             }
-            let variant = if sc.variant.is_empty() {
-                "default".to_string()
-            } else {
-                sc.variant.replace(['/', ' '], "_")
-            };
+            let variant = sc.variant_dir();
             Ok((
                 id,
                 dir.join("pcap")

@@ -251,15 +251,6 @@ impl Summary {
     }
 }
 
-/// A variant's folder name: its parameters, or `default`.
-pub fn variant_dir(variant: &str) -> String {
-    if variant.is_empty() {
-        "default".into()
-    } else {
-        variant.replace(['/', ' '], "_")
-    }
-}
-
 /// Builds the summary of a scenario's runs: `runs[v]` are the runs (one per seed) of
 /// `variants[v]`.
 pub fn summarize(variants: &[Scenario], runs: &[Vec<RunResult>], backend: &str) -> Summary {
@@ -297,7 +288,7 @@ pub fn summarize(variants: &[Scenario], runs: &[Vec<RunResult>], backend: &str) 
                 .collect();
             VariantSummary {
                 name: sc.variant_name().to_string(),
-                dir: variant_dir(&sc.variant),
+                dir: sc.variant_dir(),
                 params: sc
                     .params
                     .iter()

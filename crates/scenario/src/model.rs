@@ -255,6 +255,12 @@ impl Scenario {
         }
     }
 
+    /// The variant as a file or folder name: `variant_name()` with `/` and spaces made
+    /// `_` (results' `<variant>/` folders, captures' `<variant>-seed<N>-<link>.pcap`).
+    pub fn variant_dir(&self) -> String {
+        self.variant_name().replace(['/', ' '], "_")
+    }
+
     pub fn dir_name(&self, dir: DirId) -> String {
         let l = &self.links[dir.link()];
         let (from, to) = (l.from_node(dir), l.to_node(dir));
