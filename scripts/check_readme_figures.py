@@ -168,6 +168,7 @@ def helpers(results: Results, scenario: str | None) -> dict:
         "all": all,
         "sum": sum,
         "len": len,
+        "zip": zip,
         "float": float,
     }
 

@@ -96,22 +96,19 @@ fn coupled_algorithms_move_traffic_off_the_congested_path() {
             "{cc}: no better than one path"
         );
         assert!(v["group.mptcp.min_goodput_mbps"] > 5.0);
-        // ...and with Linux's, which queues bursts on the congested subflow ahead of its
-        // window, LIA and Balia nearly stall for whole seconds: data there waits out its
-        // losses and timeouts while the free path's data fills the connection's send
-        // buffer behind it. The kernel backend does the same with LIA
-        // (docs/linux-fidelity.md). OLIA does not (not traced), and gets more than the best
-        // path (README).
-        let v = &linux[&variant];
-        let worst = v["group.mptcp.min_goodput_mbps"];
-        if cc == "olia" {
-            assert!(
-                v["group.mptcp.goodput_mbps"] >= 9.0,
-                "{cc}: worst second {worst:.2}"
-            );
-        } else {
-            assert!(worst < 1.0, "{cc}: worst second {worst:.2}");
-        }
+        // ...and nearly with Linux's, which queues bursts on the congested subflow ahead
+        // of its window: the connection then stalls for whole seconds, its data there
+        // waiting out losses and timeouts while the free path's data fills the
+        // connection's send buffer behind it. The kernel backend does the same with LIA
+        // (9.27 Mbit/s, its worst second 0.44; docs/linux-fidelity.md).
+        let linux_worst = linux[&variant]["group.mptcp.min_goodput_mbps"];
+        let textbook_worst = v["group.mptcp.min_goodput_mbps"];
+        assert!(
+            linux_worst < textbook_worst / 4.0,
+            "{cc}: worst second {linux_worst:.2} with Linux's scheduler, {textbook_worst:.2} without"
+        );
+        let total = linux[&variant]["group.mptcp.goodput_mbps"];
+        assert!(total >= 8.5, "{cc}: {total:.2} with Linux's scheduler");
     }
 }
 

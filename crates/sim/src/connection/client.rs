@@ -426,8 +426,9 @@ impl Client {
             return None;
         }
         let s = self.scheduler.pick(&self.subflows)?;
+        let skb_end = self.subflows[s].ends_skb(self.data.sendable());
         let Queued { dsn, push } = self.take_app_data();
-        let seq = self.subflows[s].tx.send_new(dsn, push, now);
+        let seq = self.subflows[s].tx.send_new(dsn, push || skb_end, now);
         self.pass_scheduled = true;
         self.pass_sent_new |= 1 << s;
         Some(self.data_packet(s, seq, dsn, now))
@@ -510,8 +511,10 @@ impl Client {
             .subflows
             .iter()
             .position(|sf| sf.can_send() && !sf.queue.is_empty())?;
-        let Queued { dsn, push } = self.subflows[s].queue.pop()?;
-        let seq = self.subflows[s].tx.send_new(dsn, push, now);
+        let sf = &mut self.subflows[s];
+        let skb_end = sf.ends_skb(sf.queue.len());
+        let Queued { dsn, push } = sf.queue.pop()?;
+        let seq = sf.tx.send_new(dsn, push || skb_end, now);
         self.pass_sent_new |= 1 << s;
         Some(self.data_packet(s, seq, dsn, now))
     }
@@ -556,6 +559,7 @@ impl Client {
             if !sf.is_established() {
                 continue;
             }
+            sf.end_skb();
             let sent_here = sent & (1 << s) != 0;
             if sent_here || !sf.tx.has_room() {
                 sf.tx.cwnd_validate();

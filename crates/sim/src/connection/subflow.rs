@@ -3,7 +3,8 @@
 
 use super::Path;
 use crate::mptcp::{SendQueue, StaleWatch};
-use crate::tcp::{CaState, Sender};
+use crate::tcp::gso::{self, GsoBatch};
+use crate::tcp::{CaState, Sender, pacing};
 use mptcp_cc::SubflowView;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,6 +39,8 @@ pub struct ClientSubflow {
     pub sndbuf: u64,
     /// The TSval of the latest ACK (or SYN-ACK) it took, echoed in its segments.
     pub ack_tsval_ms: u32,
+    /// The skb of new data it is sending (see `tcp::gso`).
+    skb: GsoBatch,
 }
 
 impl ClientSubflow {
@@ -52,6 +55,7 @@ impl ClientSubflow {
             avg_pacing_rate: 0,
             sndbuf: 0,
             ack_tsval_ms: 0,
+            skb: GsoBatch::default(),
         }
     }
 
@@ -68,6 +72,25 @@ impl ClientSubflow {
     /// Established with room for one more segment in its window.
     pub fn can_send(&self) -> bool {
         self.is_established() && self.tx.has_room()
+    }
+
+    /// Whether its next new segment, of the `available` that could go, leaves with PSH
+    /// because it ends an skb of several (`__tcp_transmit_skb()`). A segment that starts an
+    /// skb sizes it: the pacing rate's share, the window's quota and what is available.
+    pub fn ends_skb(&mut self, available: u64) -> bool {
+        if self.skb.is_done() {
+            let tx = &self.tx;
+            let segments = gso::tso_segs(pacing::pacing_rate(tx), tx.rtt.min_rtt)
+                .min(gso::cwnd_quota(tx.send_window(), tx.pipe()))
+                .min(available);
+            self.skb.start(segments);
+        }
+        self.skb.take()
+    }
+
+    /// The sending pass ended, and with it any skb still being sent.
+    pub fn end_skb(&mut self) {
+        self.skb.end();
     }
 
     /// What the congestion control sees of this subflow.

@@ -76,6 +76,21 @@ impl DataSender {
             .saturating_sub(sent_to)
     }
 
+    /// Segments that could go now, one after another: what is rewound, or else new data
+    /// within the peer's window (the data an skb can take, see `tcp::gso`).
+    pub fn sendable(&self) -> u64 {
+        let rewound = self
+            .resend
+            .end
+            .saturating_sub(self.resend.start.max(self.una));
+        if rewound > 0 {
+            return rewound;
+        }
+        self.app_limit
+            .saturating_sub(self.nxt)
+            .min(self.window_room())
+    }
+
     /// Whether the application has written data not yet sent once (Linux's send head),
     /// whatever the window.
     pub fn has_unsent(&self) -> bool {

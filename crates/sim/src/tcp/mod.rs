@@ -2,6 +2,7 @@
 //! loss detection (RACK-TLP), recovery and RTT estimation, and the receiver's reassembly and ACK policy. A connection
 //! (`crate::connection`) holds one or more of them.
 
+pub mod gso;
 pub mod pacing;
 pub mod rack;
 pub mod receive_window;
