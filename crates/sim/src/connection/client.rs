@@ -412,7 +412,7 @@ impl Client {
             }
             if let Some(seq) = self.subflows[s].tx.next_retransmit(now) {
                 let dsn = self.subflows[s].tx.dsn_of(seq);
-                return Some(self.data_packet(s, seq, dsn, now));
+                return Some(self.data_packet(s, seq, dsn, false, now));
             }
         }
         if let Some(p) = self.next_data_retransmission(now) {
@@ -426,12 +426,12 @@ impl Client {
             return None;
         }
         let s = self.scheduler.pick(&self.subflows)?;
-        let skb_end = self.subflows[s].ends_skb(self.data.sendable());
+        let skb_end = self.subflows[s].take_skb_segment(self.data.sendable());
         let Queued { dsn, push } = self.take_app_data();
-        let seq = self.subflows[s].tx.send_new(dsn, push || skb_end, now);
+        let seq = self.subflows[s].tx.send_new(dsn, push, now);
         self.pass_scheduled = true;
         self.pass_sent_new |= 1 << s;
-        Some(self.data_packet(s, seq, dsn, now))
+        Some(self.data_packet(s, seq, dsn, skb_end, now))
     }
 
     /// The next data-level segment for a scheduler that places one segment at a time
@@ -468,7 +468,7 @@ impl Client {
                 (seq, tx.dsn_of(seq))
             }
         };
-        Some(self.data_packet(s, seq, dsn, now))
+        Some(self.data_packet(s, seq, dsn, false, now))
     }
 
     /// Linux's `__mptcp_push_pending()` with its default scheduler: bursts of data copied
@@ -512,11 +512,11 @@ impl Client {
             .iter()
             .position(|sf| sf.can_send() && !sf.queue.is_empty())?;
         let sf = &mut self.subflows[s];
-        let skb_end = sf.ends_skb(sf.queue.len());
+        let skb_end = sf.take_skb_segment(sf.queue.len());
         let Queued { dsn, push } = sf.queue.pop()?;
-        let seq = sf.tx.send_new(dsn, push || skb_end, now);
+        let seq = sf.tx.send_new(dsn, push, now);
         self.pass_sent_new |= 1 << s;
-        Some(self.data_packet(s, seq, dsn, now))
+        Some(self.data_packet(s, seq, dsn, skb_end, now))
     }
 
     /// The next segment the data-level timer re-sends, if its subflow has room.
@@ -532,13 +532,15 @@ impl Client {
             return None;
         }
         let (s, dsn) = (r.subflow, r.dsns.start);
+        // The re-sent fragment goes through `tcp_write_xmit()` as new data does, in skbs.
+        let skb_end = self.subflows[s].take_skb_segment(r.dsns.end - r.dsns.start);
         r.dsns.start += 1;
         // `__mptcp_retrans()` pushes what it re-sent: PSH on the last segment.
         let push = r.dsns.is_empty();
         self.data.count_resent();
         let seq = self.subflows[s].tx.send_new(dsn, push, now);
         self.pass_sent_new |= 1 << s;
-        Some(self.data_packet(s, seq, dsn, now))
+        Some(self.data_packet(s, seq, dsn, skb_end, now))
     }
 
     /// After a sending pass: each established subflow that sent or is held by its window
@@ -573,14 +575,18 @@ impl Client {
         }
     }
 
-    fn data_packet(&mut self, s: usize, seq: u64, dsn: u64, now: Nanos) -> Packet {
+    /// Subflow `s`'s segment `seq` as it leaves now: with PSH if the sender marked it
+    /// (`tcp_mark_push()`, kept for its retransmissions) or if it ends an skb of several
+    /// (`skb_end`: `__tcp_transmit_skb()` sets that PSH on the transmitted clone only, so
+    /// a segment sent again alone does not carry it).
+    fn data_packet(&mut self, s: usize, seq: u64, dsn: u64, skb_end: bool, now: Nanos) -> Packet {
         self.pass_sent |= 1 << s;
         let payload = match self.total_bytes {
             u64::MAX => MSS as u64,
             total => total.saturating_sub(dsn * MSS as u64).min(MSS as u64),
         };
         let sf = &self.subflows[s];
-        let push = sf.tx.pushed(seq);
+        let push = sf.tx.pushed(seq) || skb_end;
         Packet {
             seq,
             dsn,

@@ -4,7 +4,7 @@
 use super::Path;
 use crate::mptcp::{SendQueue, StaleWatch};
 use crate::tcp::gso::{self, GsoBatch};
-use crate::tcp::{CaState, Sender, pacing};
+use crate::tcp::{CaState, Sender};
 use mptcp_cc::SubflowView;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,16 +74,13 @@ impl ClientSubflow {
         self.is_established() && self.tx.has_room()
     }
 
-    /// Whether its next new segment, of the `available` that could go, leaves with PSH
-    /// because it ends an skb of several (`__tcp_transmit_skb()`). A segment that starts an
-    /// skb sizes it: the pacing rate's share, the window's quota and what is available.
-    pub fn ends_skb(&mut self, available: u64) -> bool {
+    /// Takes its next segment of new data (called once per segment sent, retransmissions
+    /// aside) and says whether it ends an skb of several, which `__tcp_transmit_skb()`
+    /// pushes. A segment that starts an skb sizes it from the `available` segments that
+    /// could go (`gso::skb_segments`); later ones follow it.
+    pub fn take_skb_segment(&mut self, available: u64) -> bool {
         if self.skb.is_done() {
-            let tx = &self.tx;
-            let segments = gso::tso_segs(pacing::pacing_rate(tx), tx.rtt.min_rtt)
-                .min(gso::cwnd_quota(tx.send_window(), tx.pipe()))
-                .min(available);
-            self.skb.start(segments);
+            self.skb.start(gso::skb_segments(&self.tx, available));
         }
         self.skb.take()
     }

@@ -3,14 +3,20 @@
 //! (`mptcp_sendmsg_frag()`), and the subflow sends it as its window opens.
 //!
 //! Each burst ends with a push: `mptcp_push_release()` calls `tcp_push()`, which sets PSH
-//! on the tail of the write queue (`tcp_mark_push()`), so the last segment of every burst
-//! leaves with PSH set. The receiver reads that flag (see `tcp::receiver`).
+//! on the tail of the write queue (`tcp_mark_push()`), so the last segment of a burst
+//! leaves with PSH set. But a burst that continues the data still queued joins its tail
+//! skb while that skb is below its size goal, and `mptcp_sendmsg_frag()` then clears the
+//! skb's PSH (the reused tail's `tcp_flags &= ~TCPHDR_PSH`): a queue fed without a pause
+//! pushes only where a full skb of about 64 KB was pushed (`tcp_send_mss()`'s size goal,
+//! `MPTCP_MAX_GSO_SIZE`), which is why the kernel's DSS mappings cover 64 KB. The
+//! receiver reads that flag (see `tcp::receiver`).
 
+use crate::tcp::gso::SKB_MAX_SEGMENTS;
 use std::collections::VecDeque;
 use std::ops::Range;
 
-/// Consecutive data sequence numbers queued together, and whether the last of them ends
-/// a burst (carries PSH).
+/// One skb of the subflow's write queue: consecutive data sequence numbers, at most
+/// `SKB_MAX_SEGMENTS` of them, and whether the last of them ends a burst (carries PSH).
 #[derive(Clone, Debug)]
 struct Run {
     dsns: Range<u64>,
@@ -25,8 +31,8 @@ pub struct Queued {
     pub push: bool,
 }
 
-/// Data sequence numbers queued on one subflow, oldest first, as runs of consecutive
-/// numbers (a burst is one run unless rewound data interleaves).
+/// Data sequence numbers queued on one subflow, oldest first, as the skbs Linux would
+/// hold them in.
 #[derive(Clone, Debug, Default)]
 pub struct SendQueue {
     runs: VecDeque<Run>,
@@ -43,10 +49,17 @@ impl SendQueue {
         self.len == 0
     }
 
+    /// Queues `dsn`: data following the queued tail joins that skb, unless it is full, and
+    /// takes its push away.
     pub fn push(&mut self, dsn: u64) {
         self.len += 1;
         match self.runs.back_mut() {
-            Some(last) if last.dsns.end == dsn && !last.pushed_at_end => last.dsns.end += 1,
+            Some(last)
+                if last.dsns.end == dsn && last.dsns.end - last.dsns.start < SKB_MAX_SEGMENTS =>
+            {
+                last.dsns.end += 1;
+                last.pushed_at_end = false;
+            }
             _ => self.runs.push_back(Run {
                 dsns: dsn..dsn + 1,
                 pushed_at_end: false,
@@ -80,6 +93,25 @@ impl SendQueue {
 mod tests {
     use super::*;
 
+    /// Queues each burst in turn, ending it with a push.
+    fn queue_bursts(bursts: &[std::ops::Range<u64>]) -> SendQueue {
+        let mut q = SendQueue::default();
+        for burst in bursts {
+            for dsn in burst.clone() {
+                q.push(dsn);
+            }
+            q.end_burst();
+        }
+        q
+    }
+
+    /// Empties the queue: each segment with whether it leaves pushed.
+    fn drain(q: &mut SendQueue) -> Vec<(u64, bool)> {
+        std::iter::from_fn(|| q.pop())
+            .map(|s| (s.dsn, s.push))
+            .collect()
+    }
+
     #[test]
     fn pops_in_the_order_pushed_across_runs() {
         let mut q = SendQueue::default();
@@ -87,37 +119,53 @@ mod tests {
             q.push(dsn);
         }
         assert_eq!(q.len(), 6);
-        let popped: Vec<u64> = std::iter::from_fn(|| q.pop()).map(|s| s.dsn).collect();
+        let popped: Vec<u64> = drain(&mut q).into_iter().map(|(dsn, _)| dsn).collect();
         assert_eq!(popped, [5, 6, 7, 2, 3, 8]);
         assert!(q.is_empty());
     }
 
     #[test]
     fn the_last_segment_of_each_burst_carries_psh() {
-        let mut q = SendQueue::default();
-        // Two bursts of consecutive data stay two: the first one's end is pushed.
-        for dsn in 0..3 {
-            q.push(dsn);
-        }
-        q.end_burst();
-        for dsn in 3..5 {
-            q.push(dsn);
-        }
-        q.end_burst();
-        q.push(5);
-        let pushed: Vec<(u64, bool)> = std::iter::from_fn(|| q.pop())
-            .map(|s| (s.dsn, s.push))
-            .collect();
+        // Two bursts of data that does not follow on (rewound data between): the first
+        // one's end stays pushed; a segment queued after the last burst is not.
+        let mut q = queue_bursts(&[0..3, 7..9]);
+        q.push(20);
         assert_eq!(
-            pushed,
+            drain(&mut q),
             [
                 (0, false),
                 (1, false),
                 (2, true),
-                (3, false),
-                (4, true),
-                (5, false)
+                (7, false),
+                (8, true),
+                (20, false)
             ]
         );
+    }
+
+    #[test]
+    fn a_burst_that_follows_the_queued_data_takes_its_push_away() {
+        // The second burst joins the tail skb (`mptcp_sendmsg_frag()` reuses it).
+        let mut q = queue_bursts(&[0..3, 3..5]);
+        assert_eq!(
+            drain(&mut q),
+            [(0, false), (1, false), (2, false), (3, false), (4, true)]
+        );
+        // Once the queue has drained, a new burst starts a new skb: its end is pushed.
+        q = queue_bursts(&[5..7, 9..10]);
+        assert_eq!(drain(&mut q), [(5, false), (6, true), (9, true)]);
+    }
+
+    #[test]
+    fn a_full_skb_keeps_its_push() {
+        // The tail is full: the next burst starts a new skb (`alloc_skb`).
+        let full = SKB_MAX_SEGMENTS;
+        let mut q = queue_bursts(&[0..full, full..full + 1]);
+        let pushed: Vec<u64> = drain(&mut q)
+            .into_iter()
+            .filter(|&(_, push)| push)
+            .map(|(dsn, _)| dsn)
+            .collect();
+        assert_eq!(pushed, [full - 1, full]);
     }
 }

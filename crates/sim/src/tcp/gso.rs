@@ -8,24 +8,33 @@
 //! never fewer than `tcp_min_tso_segs` (2). The congestion window bounds it too: no more
 //! than the room left in it, nor half of it (`tcp_cwnd_test()`), and the data there is.
 //!
-//! `__tcp_transmit_skb()` sets PSH on every skb of more than one segment ("to force a GRO
-//! flush at receiver"), and GSO keeps it on the last segment only (`tcp_gso_segment()`).
-//! A receiver acknowledges a pushed segment as soon as its application has read the data
-//! (see `tcp::receiver`), so these flags set how often a Linux receiver acknowledges: at
-//! the rates of the paper's experiments, one skb is 2 segments and close to half of all
-//! data segments leave with PSH.
+//! `__tcp_transmit_skb()` sets PSH on every skb of more than one segment ("to expedite
+//! GRO flush at receiver"), on the clone it transmits only, and GSO keeps it on the last
+//! segment (`tcp_gso_segment()`). A receiver acknowledges a pushed segment as soon as its
+//! application has read the data (see `tcp::receiver`), so these flags set how often a
+//! Linux receiver acknowledges: up to about 10 Mbit/s a subflow (E1, E3, E5, RFC 6356's
+//! topologies), one skb is 2 segments and close to half of all data segments leave with
+//! PSH; at 100 Mbit/s (E4) an skb is about 9.
 //!
 //! Not modelled: `tcp_tso_should_defer()`, which holds back an skb smaller than a full one
-//! for the next ACK, but only if this socket last sent less than 1 ms ago and the ACK of
-//! its oldest segment is due within 1 ms (or half the SRTT): at the experiments' rates
-//! (a few Mbit/s, ACKs milliseconds apart) that rarely holds. Nor skbs of several segments
-//! sent again: a retransmission or a probe here is one segment.
+//! for the next ACK when less than a third of the window is free (`tcp_tso_win_divisor`),
+//! but only if the socket last sent less than 1 ms ago and the ACK of its oldest segment
+//! is due within min(1 ms, SRTT / 2). With ACKs milliseconds apart (a few Mbit/s) that
+//! rarely holds; at 20 to 40 Mbit/s (E2) sometimes, and in E4's 100 Mbit/s paths often,
+//! where the connection's buffers, not its packets' grouping, set the result. Nor skbs of
+//! several segments sent again: a retransmission or a probe here is one segment, without
+//! the skb's PSH.
 
+use super::{Sender, pacing};
 use crate::packet::MSS;
 use net::Nanos;
 
-/// `sk_gso_max_size` of the devices the kernel backend uses (`GSO_LEGACY_MAX_SIZE`).
+/// `GSO_LEGACY_MAX_SIZE`, the devices' limit (Linux's `sk_gso_max_size` takes the headers'
+/// room off it, about 300 bytes, which changes no skb at the sizes that matter here).
 const GSO_MAX_SIZE: u64 = 65_536;
+/// Segments an skb holds at most: the write queue's skbs grow to this size goal
+/// (`tcp_xmit_size_goal()`; MPTCP's `MPTCP_MAX_GSO_SIZE`), 44 of 1460 bytes.
+pub const SKB_MAX_SEGMENTS: u64 = GSO_MAX_SIZE / MSS as u64;
 /// `sk_pacing_shift` unless a qdisc changes it: an skb holds about 1 ms at the pacing rate.
 const PACING_SHIFT: u32 = 10;
 /// `net.ipv4.tcp_tso_rtt_log`: 64 KB is added to the skb size for a minimum RTT under
@@ -45,6 +54,15 @@ pub fn tso_segs(pacing_rate: u64, min_rtt: Nanos) -> u64 {
         }
     }
     (bytes.min(GSO_MAX_SIZE) / MSS as u64).max(MIN_TSO_SEGS)
+}
+
+/// Segments of the skb `tx` starts now, `available` segments being ready to go: the pacing
+/// rate's share, the window's quota and what there is, at least one.
+pub fn skb_segments(tx: &Sender, available: u64) -> u64 {
+    tso_segs(pacing::pacing_rate(tx), tx.rtt.min_rtt)
+        .min(cwnd_quota(tx.send_window(), tx.pipe()))
+        .min(available)
+        .max(1)
 }
 
 /// Segments one skb may take from a congestion window of `cwnd` segments with `pipe` in
@@ -69,9 +87,10 @@ impl GsoBatch {
         self.left == 0
     }
 
-    /// Starts an skb of `segments` (at least one).
+    /// Starts an skb of `segments`, at least one.
     pub fn start(&mut self, segments: u64) {
-        self.left = segments.max(1);
+        debug_assert!(segments >= 1, "an skb holds at least one segment");
+        self.left = segments;
         self.multi = segments > 1;
     }
 
@@ -96,8 +115,8 @@ mod tests {
 
     #[test]
     fn two_segments_at_ten_megabits_and_tens_of_milliseconds() {
-        // 1.2 × 10 Mbit/s is 1.5 MB/s: 1464 bytes a millisecond, one segment; the RTT
-        // adds nothing above 16 ms (16,384 µs >> 9 = 32).
+        // 1.2 × 10 Mbit/s is 1.5 MB/s: 1464 bytes a millisecond, one segment; the RTT's
+        // term, 64 KB >> (µs >> 9), is under a segment from about 3 ms and 0 from 8.7 ms.
         assert_eq!(tso_segs(1_500_000, 40 * MS), 2);
         assert_eq!(tso_segs(1_500_000, 17 * MS), 2);
     }
@@ -123,6 +142,23 @@ mod tests {
         assert_eq!(cwnd_quota(10, 10), 0);
         assert_eq!(cwnd_quota(1, 0), 1);
         assert_eq!(cwnd_quota(4, 9), 0);
+    }
+
+    #[test]
+    fn an_skb_takes_the_least_of_the_rate_the_window_and_the_data() {
+        let mut tx = Sender::new(true, 10_000);
+        tx.set_cwnd(40.0);
+        tx.ssthresh = 20.0;
+        tx.rtt.srtt = 40 * MS;
+        tx.rtt.min_rtt = 40 * MS;
+        // 1.2 × 40 segments per 40 ms is 1.75 MB/s: 2 segments an skb.
+        assert_eq!(skb_segments(&tx, 100), 2);
+        assert_eq!(skb_segments(&tx, 1), 1, "the data there is");
+        // A fast path: 40 segments per 1 ms is 70 MB/s, 44 segments; the window's
+        // quota is half of it, 20.
+        tx.rtt.srtt = MS;
+        assert_eq!(skb_segments(&tx, 100), 20);
+        assert_eq!(skb_segments(&tx, 7), 7);
     }
 
     #[test]
