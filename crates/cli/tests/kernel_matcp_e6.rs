@@ -174,9 +174,12 @@ fn a_short_e6_point_on_the_kernel_orders_the_selectors_and_leaves_nothing() {
     // Figure 2's orderings. The paths' spread at 1.5 times (the file asks 2 of 450 s
     // measured; the simulator gives 3.0, 2.1 and 13 in its first three seeds at this
     // length): a placement that did nothing would leave weighted RTT's runs those of single
-    // path (the same sources, starts and bursts), a ratio of 1. The per-source deviation only
-    // below single path's: in runs this short its ratio is small on the simulator too (1.13
-    // in seed 1, the one run here; 0.92 in seed 3; 1.3 to 1.4 at the documented point's 60 s).
+    // path (the same sources, starts and bursts), a ratio of 1. Seed 1's single-path spread
+    // comes from its drawn source counts, so it is the same on both backends (0.67 and 0.65).
+    // The per-source deviation is printed, not asserted: in runs this short its ordering is
+    // noise: on the simulator weighted RTT's is the larger in 5 of seeds 1 to 12 (ratios
+    // 0.75 to 1.53), and a kernel run of seed 1 gave 0.273 against single path's 0.271.
+    // docs/matcp-kernel.md orders it over two seeds of 60 s.
     let spread = |v: &Value| metric(v, "derived.path_goodput_spread");
     let deviation = |v: &Value| metric(v, "all.goodput_std_mbps");
     eprintln!(
@@ -191,11 +194,5 @@ fn a_short_e6_point_on_the_kernel_orders_the_selectors_and_leaves_nothing() {
         "spread: weighted RTT {} vs single path {}",
         spread(weighted),
         spread(single)
-    );
-    assert!(
-        deviation(weighted) < deviation(single),
-        "deviation: weighted RTT {} vs single path {}",
-        deviation(weighted),
-        deviation(single)
     );
 }
