@@ -56,10 +56,19 @@ fn coupled_algorithms_do_no_harm_and_uncoupled_reno_does() {
         let v = &m[&format!("cc={cc}")];
         v["group.mptcp.goodput_mbps"] / v["group.tcp.goodput_mbps"]
     };
-    for cc in ["lia", "olia", "balia"] {
-        assert!(ratio(cc) <= 1.3, "{cc}: MPTCP/TCP = {:.2}", ratio(cc));
+    // Each coupled algorithm takes no more than the TCP flow, and uncoupled Reno's two
+    // subflows more than it and clearly more than any coupled one (the kernel backend:
+    // 0.73, 0.52 and 0.67 against 1.18; docs/kernel-backend.md).
+    let coupled = ["lia", "olia", "balia"].map(ratio);
+    for (cc, r) in ["lia", "olia", "balia"].iter().zip(coupled) {
+        assert!(r <= 1.0, "{cc}: MPTCP/TCP = {r:.2}");
     }
-    assert!(ratio("reno") >= 1.5, "uncoupled: {:.2}", ratio("reno"));
+    let uncoupled = ratio("reno");
+    let most = coupled.into_iter().fold(0.0, f64::max);
+    assert!(
+        uncoupled >= 1.1 && uncoupled >= most + 0.4,
+        "uncoupled: {uncoupled:.2}, coupled at most {most:.2}"
+    );
 }
 
 /// Mean of each metric over SEEDS runs, per variant name, with every flow's scheduler set.
@@ -109,7 +118,7 @@ fn coupled_algorithms_move_traffic_off_the_congested_path() {
         );
         let total = linux[&variant]["group.mptcp.goodput_mbps"];
         // Still close to the best path's 9.7 Mbit/s (the kernel's LIA: 9.27).
-        assert!(total >= 8.5, "{cc}: {total:.2} with Linux's scheduler");
+        assert!(total >= 8.0, "{cc}: {total:.2} with Linux's scheduler");
     }
 }
 

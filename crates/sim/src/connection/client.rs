@@ -8,6 +8,7 @@ use crate::ids::{ConnId, SubflowId};
 use crate::mptcp::retransmit::{self, Retransmission};
 use crate::mptcp::{DataSender, PathManager, Queued, Scheduler, linger};
 use crate::packet::{HEADER_BYTES, Kind, MSS, Packet, Transmit};
+use crate::tcp::prr::Delivery;
 use crate::tcp::{CaState, Probe, Sender, TimerAction};
 use mptcp_cc::{Ack, CongestionControl, SubflowView};
 use net::Nanos;
@@ -297,7 +298,8 @@ impl Client {
             self.reduce_after_probe(s, ack.snd_una);
         }
         if res.loss_detected {
-            self.enter_recovery(s, ack.snd_una);
+            let delivery = self.subflows[s].tx.last_delivery();
+            self.enter_recovery(s, ack.snd_una, delivery);
         } else if res.acked > 0 && self.subflows[s].tx.state != CaState::Recovery {
             self.collect_views();
             let w = self.cc.cong_avoid(&self.views, s, &ack);
@@ -325,7 +327,9 @@ impl Client {
                 self.subflows[s].tx.on_rto(now, ssthresh);
                 self.cc.set_state(s, CaState::Loss, una);
             }
-            TimerAction::EnterRecovery => self.enter_recovery(s, una),
+            TimerAction::EnterRecovery => {
+                self.enter_recovery(s, una, Delivery::reordering_timeout())
+            }
             TimerAction::Probe | TimerAction::None => {}
         }
         self.sync_timer(s);
@@ -344,11 +348,11 @@ impl Client {
     }
 
     /// Loss found on subflow `s` outside recovery: the congestion control's threshold, and
-    /// fast recovery.
-    fn enter_recovery(&mut self, s: usize, snd_una: u64) {
+    /// fast recovery, its window reduced from what `delivery` delivered on.
+    fn enter_recovery(&mut self, s: usize, snd_una: u64, delivery: Delivery) {
         self.collect_views();
         let ssthresh = self.cc.ssthresh(&self.views, s);
-        self.subflows[s].tx.enter_recovery(ssthresh);
+        self.subflows[s].tx.enter_recovery(ssthresh, delivery);
         self.cc.set_state(s, CaState::Recovery, snd_una);
     }
 

@@ -4,6 +4,7 @@
 
 pub mod gso;
 pub mod pacing;
+pub mod prr;
 pub mod rack;
 pub mod receive_window;
 pub mod receiver;

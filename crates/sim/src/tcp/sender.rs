@@ -11,6 +11,7 @@
 //! window is what limits the flow). Its transmission timer's deadline lives in the
 //! connection's timer table; this type says what the deadline is and what it is for.
 
+use super::prr::{Delivery, Prr};
 use super::rack::{self, Rack};
 use super::rtt::{INITIAL_RTO, MIN_RTO, RttEstimator};
 use crate::packet::Packet;
@@ -115,6 +116,10 @@ pub struct Sender {
     pub ssthresh: f64,
     pub state: CaState,
     recovery_point: u64,
+    /// Fast recovery's window reduction, while in recovery (`tcp_cwnd_reduction()`).
+    prr: Option<Prr>,
+    /// What the last ACK delivered, for a recovery it makes the caller enter.
+    last_delivery: Delivery,
     /// Segments `[snd_una, snd_nxt)`: flags, data sequence number, last send time.
     board: VecDeque<Segment>,
     /// Transmissions in the order they were made, each `(seq, sent_at)`: Linux's
@@ -168,6 +173,8 @@ impl Sender {
             ssthresh: f64::INFINITY,
             state: CaState::Open,
             recovery_point: 0,
+            prr: None,
+            last_delivery: Delivery::default(),
             board: VecDeque::new(),
             sent_order: VecDeque::new(),
             rack: Rack::default(),
@@ -305,6 +312,7 @@ impl Sender {
             if f & LOST != 0 && f & (RETRANS | SACKED) == 0 {
                 self.retrans_out += 1;
                 self.resend(s, RETRANS, now);
+                self.count_send();
                 if s == self.snd_una && self.timer_kind() != Some(XmitTimer::ReorderTimeout) {
                     self.timer = Some((XmitTimer::Retransmit, now + self.rtt.rto()));
                 }
@@ -338,6 +346,7 @@ impl Sender {
         });
         self.sent_order.push_back((s, now));
         self.snd_nxt += 1;
+        self.count_send();
         if first_in_flight || self.timer_kind() == Some(XmitTimer::LossProbe) {
             self.rearm_rto(now);
         }
@@ -419,15 +428,23 @@ impl Sender {
     pub fn on_ack(&mut self, now: Nanos, ack: &Packet) -> AckResult {
         let mut res = AckResult::default();
         let mut newly_lost = false;
+        // Segments this ACK delivered (`tcp_newly_delivered()`), for fast recovery's window.
+        let mut delivered = 0;
         // When the timers must be set again (Linux's FLAG_SET_XMIT_TIMER).
         let mut set_xmit_timer = false;
         if ack.seq > self.snd_una && ack.seq <= self.snd_nxt {
             let n = ack.seq - self.snd_una;
             let marked = self.sacked_out + self.lost_out + self.retrans_out > 0;
             let min_rtt = self.rtt.min_rtt;
+            if !self.sack {
+                // `tcp_remove_reno_sacks()`: one ACK fills a hole, the rest were counted
+                // as duplicate ACKs.
+                delivered += n.saturating_sub(self.dup_acks).max(1);
+            }
             for k in 0..n {
                 let seg = self.board.pop_front().expect("outstanding");
                 let f = seg.flags;
+                delivered += (self.sack && f & SACKED == 0) as u64;
                 if marked {
                     self.sacked_out -= (f & SACKED != 0) as u64;
                     self.lost_out -= (f & LOST != 0 && f & SACKED == 0) as u64;
@@ -464,8 +481,10 @@ impl Sender {
             }
             if self.state != CaState::Open && self.snd_una >= self.recovery_point {
                 if self.state == CaState::Recovery {
+                    // `tcp_end_cwnd_reduction()`.
                     self.set_cwnd(self.ssthresh);
                 }
+                self.prr = None;
                 self.state = CaState::Open;
                 self.dup_acks = 0;
             } else if self.state == CaState::Recovery && !self.sack && self.outstanding() > 0 {
@@ -473,7 +492,10 @@ impl Sender {
                 newly_lost |= self.mark_lost(self.snd_una);
             }
         } else if ack.seq == self.snd_una && self.outstanding() > 0 && !self.sack {
+            let before = self.dup_acks;
             self.dup_acks = (self.dup_acks + 1).min(self.outstanding().saturating_sub(1));
+            // `tcp_add_reno_sack()`: a duplicate ACK stands for a delivered segment.
+            delivered += self.dup_acks - before;
             if self.dup_acks >= DUP_THRESH && self.state == CaState::Open {
                 newly_lost |= self.mark_lost(self.snd_una);
             }
@@ -494,7 +516,9 @@ impl Sender {
                     continue;
                 }
                 self.sack_cache[k] = (start, end);
-                if let Some(sent) = self.sack_range(now, start, end, &cache) {
+                let (sacked, earliest) = self.sack_range(now, start, end, &cache);
+                delivered += sacked;
+                if let Some(sent) = earliest {
                     newly_sacked = true;
                     first_sacked_sent = first_sacked_sent.min(sent);
                 }
@@ -538,7 +562,40 @@ impl Sender {
             CaState::Loss => lost_retransmission,
             _ => false,
         };
+        self.last_delivery = Delivery {
+            segments: delivered,
+            newly_lost,
+            una_advanced: res.acked > 0,
+        };
+        if self.state == CaState::Recovery {
+            self.reduce_window(self.last_delivery);
+        }
         res
+    }
+
+    /// Fast recovery's window after `delivery` (`tcp_cwnd_reduction()`, see `prr`).
+    fn reduce_window(&mut self, delivery: Delivery) {
+        let (ssthresh, in_flight) = (self.ssthresh as u64, self.pipe());
+        if let Some(window) = self
+            .prr
+            .as_mut()
+            .and_then(|p| p.window(delivery, ssthresh, in_flight))
+        {
+            self.set_cwnd(window as f64);
+        }
+    }
+
+    /// What the last ACK delivered: the caller enters recovery with it when that ACK
+    /// showed a loss.
+    pub fn last_delivery(&self) -> Delivery {
+        self.last_delivery
+    }
+
+    /// A segment left: fast recovery counts what it sends (`tp->prr_out`).
+    fn count_send(&mut self) {
+        if let (CaState::Recovery, Some(prr)) = (self.state, self.prr.as_mut()) {
+            prr.sent();
+        }
     }
 
     /// An ACK during a tail loss probe's episode (`tcp_process_tlp_ack()`). The episode
@@ -630,8 +687,9 @@ impl Sender {
         start: u64,
         end: u64,
         cache: &[(u64, u64); 3],
-    ) -> Option<Nanos> {
+    ) -> (u64, Option<Nanos>) {
         let mut earliest: Option<Nanos> = None;
+        let mut sacked = 0;
         let min_rtt = self.rtt.min_rtt;
         let mut s = start;
         while s < end {
@@ -651,6 +709,7 @@ impl Sender {
                 if f & SACKED == 0 {
                     self.set(q, SACKED);
                     self.sacked_out += 1;
+                    sacked += 1;
                     self.lost_out -= (f & LOST != 0) as u64;
                     self.retrans_out -= (f & RETRANS != 0) as u64;
                     let ever = f & EVER_RETRANS != 0;
@@ -660,7 +719,7 @@ impl Sender {
             }
             s = stop;
         }
-        earliest
+        (sacked, earliest)
     }
 
     fn mark_lost(&mut self, seq: u64) -> bool {
@@ -675,13 +734,18 @@ impl Sender {
     }
 
     /// Starts fast recovery with the threshold the congestion control chose; a probe
-    /// episode under way ends (`tcp_init_cwnd_reduction()`).
-    pub fn enter_recovery(&mut self, ssthresh: f64) {
+    /// episode under way ends (`tcp_init_cwnd_reduction()`). The window is not cut to the
+    /// threshold: it shrinks towards it with Proportional Rate Reduction, from the window
+    /// now, starting with `delivery`, what the ACK that showed the loss delivered
+    /// (`last_delivery`), or one segment after RACK's reordering timer
+    /// (`tcp_rack_reo_timeout()` calls `tcp_cwnd_reduction(sk, 1, ...)`).
+    pub fn enter_recovery(&mut self, ssthresh: f64, delivery: Delivery) {
         self.ssthresh = ssthresh.max(1.0);
-        self.set_cwnd(self.ssthresh);
+        self.prr = Some(Prr::new(self.window));
         self.state = CaState::Recovery;
         self.recovery_point = self.snd_nxt;
         self.episode = None;
+        self.reduce_window(delivery);
     }
 
     /// A tail loss probe repaired a loss: the window goes to the congestion control's
@@ -788,6 +852,7 @@ impl Sender {
             }
         }
         self.state = CaState::Loss;
+        self.prr = None;
         self.recovery_point = self.snd_nxt;
         self.episode = None;
         self.probe = None;
@@ -936,7 +1001,7 @@ mod tests {
         // The timer fires: lost, fast recovery; the retransmission timer stands again.
         assert_eq!(s.on_timer(due, false), TimerAction::EnterRecovery);
         assert_eq!(s.timer_kind(), Some(XmitTimer::Retransmit));
-        s.enter_recovery(9.0);
+        s.enter_recovery(9.0, s.last_delivery());
         assert_eq!(s.flags(10) & LOST, LOST);
         assert_eq!(s.next_retransmit(due), Some(10));
         assert_eq!(s.timeouts, 0);
@@ -950,13 +1015,18 @@ mod tests {
         assert!(!r.loss_detected, "two SACKed: the reordering window holds");
         let r = s.on_ack(201 * MS, &ack(10, &[(11, 14)], 100 * MS));
         assert!(r.loss_detected, "three SACKed: no reordering window");
-        s.enter_recovery(5.0);
+        s.enter_recovery(5.0, s.last_delivery());
         assert_eq!(s.state, CaState::Recovery);
         assert_eq!(s.pipe(), 10 - 3 - 1);
-        // pipe 6 >= cwnd 5: nothing may go until more leaves the network.
-        assert_eq!(send_all_at(&mut s, 201 * MS), vec![]);
+        // Proportional Rate Reduction: not cut to 5 at once. The ACK delivered one segment
+        // and the first ACK of recovery lets one go: the fast retransmission leaves now,
+        // with 6 still in flight.
+        assert_eq!(s.cwnd, 7.0);
+        assert_eq!(send_all_at(&mut s, 201 * MS), vec![Next::Retransmit(10)]);
+        // Two more SACKed: 5 in flight, the threshold; nothing more may go.
         s.on_ack(202 * MS, &ack(10, &[(11, 16)], 100 * MS));
-        assert_eq!(s.next_retransmit(202 * MS), Some(10));
+        assert_eq!(s.cwnd, 5.0);
+        assert_eq!(send_all_at(&mut s, 202 * MS), vec![]);
         // The retransmission arrives: everything up to 16 is acknowledged, recovery goes
         // on until the recovery point (20).
         let r = s.on_ack(302 * MS, &ack(16, &[], 202 * MS));
@@ -973,17 +1043,18 @@ mod tests {
         let mut s = measured(10.0);
         send_all_at(&mut s, 100 * MS);
         s.on_ack(200 * MS, &ack(10, &[(11, 14)], 100 * MS));
-        s.enter_recovery(5.0);
+        s.enter_recovery(5.0, s.last_delivery());
         s.on_ack(201 * MS, &ack(10, &[(11, 16)], 100 * MS));
         assert_eq!(s.next_retransmit(201 * MS), Some(10));
         // The retransmission is lost too. Segments 16..20 (sent at 100 ms) are SACKed
         // later, but they were sent before it: no proof yet.
         s.on_ack(250 * MS, &ack(10, &[(11, 20)], 100 * MS));
         assert_eq!(s.next_retransmit(250 * MS), None);
-        // The recovery sends new data at 250 ms; its SACK, one RTT later, shows the
-        // retransmission (sent 100 ms before it) lost: it goes again.
-        s.set_cwnd(10.0);
+        // The recovery sends new data at 250 ms (1 in flight, the threshold 5: PRR's bound
+        // lets 4 go); its SACK, one RTT later, shows the retransmission (sent 100 ms before
+        // it) lost: it goes again.
         assert_eq!(send_all_at(&mut s, 250 * MS).first(), Some(&Next::New(20)));
+        assert_eq!(s.cwnd, 5.0);
         s.on_ack(350 * MS, &ack(10, &[(11, 21)], 250 * MS));
         assert_eq!(s.next_retransmit(350 * MS), Some(10));
         assert_eq!((s.retransmits, s.timeouts), (2, 0));
@@ -1009,7 +1080,7 @@ mod tests {
         // Its SACK proves 18 lost: fast recovery, no timeout.
         let r = s.on_ack(due + 100 * MS, &ack(18, &[(19, 20)], due));
         assert!(r.loss_detected);
-        s.enter_recovery(5.0);
+        s.enter_recovery(5.0, s.last_delivery());
         assert_eq!(s.next_retransmit(due + 100 * MS), Some(18));
         assert_eq!((s.loss_probes, s.timeouts), (1, 0));
     }
@@ -1073,7 +1144,7 @@ mod tests {
         assert!(!s.on_ack(1, &ack(0, &[], 0)).loss_detected);
         assert!(!s.on_ack(1, &ack(0, &[], 0)).loss_detected);
         assert!(s.on_ack(1, &ack(0, &[], 0)).loss_detected);
-        s.enter_recovery(5.0);
+        s.enter_recovery(5.0, s.last_delivery());
         for _ in 0..4 {
             s.on_ack(2, &ack(0, &[], 0));
         }
