@@ -70,7 +70,7 @@ impl Prr {
         self.delivered += delivery.segments;
         let sndcnt = if in_flight > ssthresh {
             // The proportional part: ceil(ssthresh * delivered / prior_cwnd) - out.
-            let allowed = (ssthresh * self.delivered + self.prior_cwnd - 1) / self.prior_cwnd;
+            let allowed = (ssthresh * self.delivered).div_ceil(self.prior_cwnd);
             allowed.saturating_sub(self.out)
         } else {
             let room = ssthresh - in_flight;
@@ -91,12 +91,16 @@ impl Prr {
 mod tests {
     use super::*;
 
-    fn one(una_advanced: bool) -> Delivery {
+    fn delivered(segments: u64, newly_lost: bool, una_advanced: bool) -> Delivery {
         Delivery {
-            segments: 1,
-            newly_lost: false,
+            segments,
+            newly_lost,
             una_advanced,
         }
+    }
+
+    fn one(una_advanced: bool) -> Delivery {
+        delivered(1, false, una_advanced)
     }
 
     /// RFC 6937's first example: a window of 20, one segment lost, the threshold 10. Each
@@ -158,20 +162,12 @@ mod tests {
         // 4 in flight, threshold 10: 1 delivered, so 1, plus 1 as the ACK advanced.
         assert_eq!(prr.window(one(true), 10, 4), Some(6));
         // With a new loss on the ACK, no extra segment.
-        let lost = Delivery {
-            segments: 1,
-            newly_lost: true,
-            una_advanced: true,
-        };
+        let lost = delivered(1, true, true);
         let mut prr = Prr::new(20);
         prr.sent();
         assert_eq!(prr.window(lost, 10, 4), Some(5));
         // Never beyond the threshold: 9 delivered at once with 8 in flight.
-        let many = Delivery {
-            segments: 9,
-            newly_lost: false,
-            una_advanced: true,
-        };
+        let many = delivered(9, false, true);
         let mut prr = Prr::new(20);
         prr.sent();
         assert_eq!(prr.window(many, 10, 8), Some(10));

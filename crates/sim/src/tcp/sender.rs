@@ -4,9 +4,10 @@
 //! transmission timer Linux multiplexes between the retransmission timeout (RFC 6298),
 //! the tail loss probe and RACK's reordering timeout.
 //!
-//! Window growth and reduction are decided by the connection's congestion control, which
-//! sees every subflow; this type reports what happened (packets acked, a loss detected) and
-//! applies what it is told. It also keeps what Linux's `tcp_cwnd_validate()` keeps about how
+//! Window growth and the threshold a loss reduces to are decided by the connection's
+//! congestion control, which sees every subflow; this type reports what happened (packets
+//! acked, a loss detected) and applies what it is told. In fast recovery it shrinks the
+//! window to that threshold itself, ACK by ACK, as Linux does (`super::prr`). It also keeps what Linux's `tcp_cwnd_validate()` keeps about how
 //! much of the window the last flight used, for the cwnd-limited rule (growth only while the
 //! window is what limits the flow). Its transmission timer's deadline lives in the
 //! connection's timer table; this type says what the deadline is and what it is for.
