@@ -1002,7 +1002,10 @@ mod tests {
         // The timer fires: lost, fast recovery; the retransmission timer stands again.
         assert_eq!(s.on_timer(due, false), TimerAction::EnterRecovery);
         assert_eq!(s.timer_kind(), Some(XmitTimer::Retransmit));
-        s.enter_recovery(9.0, s.last_delivery());
+        // As the client does after the timer: one segment counted delivered. 8 in flight,
+        // below the threshold of 9: the reduction bound lets one go.
+        s.enter_recovery(9.0, Delivery::reordering_timeout());
+        assert_eq!(s.cwnd, 9.0);
         assert_eq!(s.flags(10) & LOST, LOST);
         assert_eq!(s.next_retransmit(due), Some(10));
         assert_eq!(s.timeouts, 0);
