@@ -298,8 +298,7 @@ impl Client {
             self.reduce_after_probe(s, ack.snd_una);
         }
         if res.loss_detected {
-            let delivery = self.subflows[s].tx.last_delivery();
-            self.enter_recovery(s, ack.snd_una, delivery);
+            self.enter_recovery(s, ack.snd_una, res.delivery);
         } else if res.acked > 0 && self.subflows[s].tx.state != CaState::Recovery {
             self.collect_views();
             let w = self.cc.cong_avoid(&self.views, s, &ack);

@@ -7,9 +7,10 @@
 //! Window growth and the threshold a loss reduces to are decided by the connection's
 //! congestion control, which sees every subflow; this type reports what happened (packets
 //! acked, a loss detected) and applies what it is told. In fast recovery it shrinks the
-//! window to that threshold itself, ACK by ACK, as Linux does (`super::prr`). It also keeps what Linux's `tcp_cwnd_validate()` keeps about how
-//! much of the window the last flight used, for the cwnd-limited rule (growth only while the
-//! window is what limits the flow). Its transmission timer's deadline lives in the
+//! window to that threshold itself, ACK by ACK, as Linux does (`super::prr`). It also
+//! keeps what Linux's `tcp_cwnd_validate()` keeps about how much of the window the last
+//! flight used, for the cwnd-limited rule (growth only while the window is what limits the
+//! flow). Its transmission timer's deadline lives in the
 //! connection's timer table; this type says what the deadline is and what it is for.
 
 use super::prr::{Delivery, Prr};
@@ -96,6 +97,9 @@ struct ProbeEpisode {
 pub struct AckResult {
     /// Segments newly acknowledged cumulatively.
     pub acked: u64,
+    /// What it delivered, as fast recovery counts it: a recovery this ACK makes the caller
+    /// enter starts from it.
+    pub delivery: Delivery,
     /// The RTT this ACK measured, nanoseconds.
     pub rtt_ns: Option<u64>,
     /// Loss was found outside recovery (or a retransmission was lost again after a
@@ -117,10 +121,9 @@ pub struct Sender {
     pub ssthresh: f64,
     pub state: CaState,
     recovery_point: u64,
-    /// Fast recovery's window reduction, while in recovery (`tcp_cwnd_reduction()`).
+    /// Fast recovery's window reduction (`tcp_cwnd_reduction()`): there exactly while the
+    /// state is `Recovery`.
     prr: Option<Prr>,
-    /// What the last ACK delivered, for a recovery it makes the caller enter.
-    last_delivery: Delivery,
     /// Segments `[snd_una, snd_nxt)`: flags, data sequence number, last send time.
     board: VecDeque<Segment>,
     /// Transmissions in the order they were made, each `(seq, sent_at)`: Linux's
@@ -175,7 +178,6 @@ impl Sender {
             state: CaState::Open,
             recovery_point: 0,
             prr: None,
-            last_delivery: Delivery::default(),
             board: VecDeque::new(),
             sent_order: VecDeque::new(),
             rack: Rack::default(),
@@ -563,38 +565,29 @@ impl Sender {
             CaState::Loss => lost_retransmission,
             _ => false,
         };
-        self.last_delivery = Delivery {
+        res.delivery = Delivery {
             segments: delivered,
             newly_lost,
             una_advanced: res.acked > 0,
         };
-        if self.state == CaState::Recovery {
-            self.reduce_window(self.last_delivery);
-        }
+        self.reduce_window(res.delivery);
         res
     }
 
-    /// Fast recovery's window after `delivery` (`tcp_cwnd_reduction()`, see `prr`).
+    /// In fast recovery, the window after `delivery` (`tcp_cwnd_reduction()`, see `prr`).
     fn reduce_window(&mut self, delivery: Delivery) {
-        let (ssthresh, in_flight) = (self.ssthresh as u64, self.pipe());
-        if let Some(window) = self
-            .prr
-            .as_mut()
-            .and_then(|p| p.window(delivery, ssthresh, in_flight))
-        {
+        let Some(mut prr) = self.prr else {
+            return;
+        };
+        if let Some(window) = prr.window(delivery, self.ssthresh as u64, self.pipe()) {
             self.set_cwnd(window as f64);
         }
-    }
-
-    /// What the last ACK delivered: the caller enters recovery with it when that ACK
-    /// showed a loss.
-    pub fn last_delivery(&self) -> Delivery {
-        self.last_delivery
+        self.prr = Some(prr);
     }
 
     /// A segment left: fast recovery counts what it sends (`tp->prr_out`).
     fn count_send(&mut self) {
-        if let (CaState::Recovery, Some(prr)) = (self.state, self.prr.as_mut()) {
+        if let Some(prr) = self.prr.as_mut() {
             prr.sent();
         }
     }
@@ -738,7 +731,7 @@ impl Sender {
     /// episode under way ends (`tcp_init_cwnd_reduction()`). The window is not cut to the
     /// threshold: it shrinks towards it with Proportional Rate Reduction, from the window
     /// now, starting with `delivery`, what the ACK that showed the loss delivered
-    /// (`last_delivery`), or one segment after RACK's reordering timer
+    /// (`AckResult::delivery`), or one segment after RACK's reordering timer
     /// (`tcp_rack_reo_timeout()` calls `tcp_cwnd_reduction(sk, 1, ...)`).
     pub fn enter_recovery(&mut self, ssthresh: f64, delivery: Delivery) {
         self.ssthresh = ssthresh.max(1.0);
@@ -1019,7 +1012,7 @@ mod tests {
         assert!(!r.loss_detected, "two SACKed: the reordering window holds");
         let r = s.on_ack(201 * MS, &ack(10, &[(11, 14)], 100 * MS));
         assert!(r.loss_detected, "three SACKed: no reordering window");
-        s.enter_recovery(5.0, s.last_delivery());
+        s.enter_recovery(5.0, r.delivery);
         assert_eq!(s.state, CaState::Recovery);
         assert_eq!(s.pipe(), 10 - 3 - 1);
         // Proportional Rate Reduction: not cut to 5 at once. The ACK delivered one segment
@@ -1046,8 +1039,8 @@ mod tests {
     fn a_retransmission_lost_again_is_found_without_a_timeout() {
         let mut s = measured(10.0);
         send_all_at(&mut s, 100 * MS);
-        s.on_ack(200 * MS, &ack(10, &[(11, 14)], 100 * MS));
-        s.enter_recovery(5.0, s.last_delivery());
+        let r = s.on_ack(200 * MS, &ack(10, &[(11, 14)], 100 * MS));
+        s.enter_recovery(5.0, r.delivery);
         s.on_ack(201 * MS, &ack(10, &[(11, 16)], 100 * MS));
         assert_eq!(s.next_retransmit(201 * MS), Some(10));
         // The retransmission is lost too. Segments 16..20 (sent at 100 ms) are SACKed
@@ -1084,7 +1077,7 @@ mod tests {
         // Its SACK proves 18 lost: fast recovery, no timeout.
         let r = s.on_ack(due + 100 * MS, &ack(18, &[(19, 20)], due));
         assert!(r.loss_detected);
-        s.enter_recovery(5.0, s.last_delivery());
+        s.enter_recovery(5.0, r.delivery);
         assert_eq!(s.next_retransmit(due + 100 * MS), Some(18));
         assert_eq!((s.loss_probes, s.timeouts), (1, 0));
     }
@@ -1147,8 +1140,9 @@ mod tests {
         // Segments 0 and 5 lost.
         assert!(!s.on_ack(1, &ack(0, &[], 0)).loss_detected);
         assert!(!s.on_ack(1, &ack(0, &[], 0)).loss_detected);
-        assert!(s.on_ack(1, &ack(0, &[], 0)).loss_detected);
-        s.enter_recovery(5.0, s.last_delivery());
+        let r = s.on_ack(1, &ack(0, &[], 0));
+        assert!(r.loss_detected);
+        s.enter_recovery(5.0, r.delivery);
         for _ in 0..4 {
             s.on_ack(2, &ack(0, &[], 0));
         }
