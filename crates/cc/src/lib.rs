@@ -46,7 +46,8 @@ pub enum CaState {
 /// What one ACK of new data tells the algorithm.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Ack {
-    /// Packets newly acknowledged.
+    /// Packets this ACK newly delivered: cumulatively acknowledged and not SACKed before,
+    /// plus newly SACKed (Linux's `acked_sacked`, what `tcp_cong_avoid()` grows by).
     pub acked: f64,
     /// The cumulative acknowledgement (packets) and the next packet to send, for
     /// once-per-round rules.

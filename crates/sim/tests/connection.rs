@@ -193,6 +193,41 @@ fn a_window_limited_flow_stops_at_its_limit_and_a_loss_halves_what_it_used() {
 }
 
 #[test]
+fn the_ack_that_ends_recovery_grows_the_window_by_what_it_newly_delivered() {
+    // One loss in a window of 16: the retransmission's ACK covers the hole and the 15
+    // segments SACKed behind it. Linux grows the window by what the ACK newly delivered
+    // (`tcp_cong_control()` passes `acked_sacked`), the one segment: Reno's 1/8 at a
+    // window of 8, not the 15/8 of everything the ACK covered.
+    let cfg = ConnConfig {
+        cwnd_clamp: 16,
+        ..config(false, u64::MAX)
+    };
+    let mut w = Wire::new(cfg, &[10], Box::new(mptcp_cc::Reno));
+    w.run_until(5000 * MS, |_| {});
+    let lost_seq = w.client.subflows()[0].tx.snd_nxt;
+    let mut once = true;
+    w.drop = Box::new(move |_, p| {
+        let hit = once && p.kind.is_data() && p.seq == lost_seq;
+        once &= !hit;
+        hit
+    });
+    let mut in_recovery = false;
+    let mut after_recovery = None;
+    w.run_until(5500 * MS, |w| {
+        let tx = &w.client.subflows()[0].tx;
+        if tx.state == mptcp_cc::CaState::Recovery {
+            in_recovery = true;
+        } else if in_recovery && after_recovery.is_none() {
+            after_recovery = Some((tx.cwnd(), tx.ssthresh, tx.cwnd_limited()));
+        }
+    });
+    let (cwnd, ssthresh, cwnd_limited) = after_recovery.expect("recovery ended");
+    assert_eq!(ssthresh, 8.0);
+    assert!(cwnd_limited, "the window may grow on this ACK");
+    assert_eq!(cwnd, 8.125, "ssthresh + 1/8");
+}
+
+#[test]
 fn a_receive_window_limited_flow_does_not_grow_its_window_unseen() {
     let cfg = ConnConfig {
         rcv_buffer: ReceiveBuffer::Fixed { segments: 8 },

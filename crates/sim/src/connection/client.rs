@@ -275,8 +275,11 @@ impl Client {
         let res = sf.tx.on_ack(now, pkt);
         let data_advanced = self.data.on_data_ack(pkt.dsn, pkt.rwnd as u64) > 0;
         let tx = &sf.tx;
+        // What the congestion control grows by: what this ACK newly delivered, SACKed
+        // segments counted when they were SACKed, not again when the cumulative ACK covers
+        // them (`tcp_cong_control()` passes `acked_sacked` to `tcp_cong_avoid()`).
         let ack = Ack {
-            acked: res.acked as f64,
+            acked: res.delivery.map_or(0, |d| d.segments) as f64,
             snd_una: tx.snd_una,
             snd_nxt: tx.snd_nxt,
             rtt_s: res.rtt_ns.map(|r| r as f64 / 1e9),
@@ -327,7 +330,7 @@ impl Client {
                 self.cc.set_state(s, CaState::Loss, una);
             }
             TimerAction::EnterRecovery => {
-                self.enter_recovery(s, una, Delivery::reordering_timeout())
+                self.enter_recovery(s, una, Some(Delivery::reordering_timeout()))
             }
             TimerAction::Probe | TimerAction::None => {}
         }
@@ -348,7 +351,7 @@ impl Client {
 
     /// Loss found on subflow `s` outside recovery: the congestion control's threshold, and
     /// fast recovery, its window reduced from what `delivery` delivered on.
-    fn enter_recovery(&mut self, s: usize, snd_una: u64, delivery: Delivery) {
+    fn enter_recovery(&mut self, s: usize, snd_una: u64, delivery: Option<Delivery>) {
         self.collect_views();
         let ssthresh = self.cc.ssthresh(&self.views, s);
         self.subflows[s].tx.enter_recovery(ssthresh, delivery);

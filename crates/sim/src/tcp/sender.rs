@@ -97,9 +97,11 @@ struct ProbeEpisode {
 pub struct AckResult {
     /// Segments newly acknowledged cumulatively.
     pub acked: u64,
-    /// What it delivered, as fast recovery counts it: a recovery this ACK makes the caller
-    /// enter starts from it.
-    pub delivery: Delivery,
+    /// What it delivered (`tcp_newly_delivered()`): what fast recovery's window and the
+    /// congestion control's growth count, and what a recovery this ACK makes the caller
+    /// enter starts from. `None` for an ACK below `snd_una`, which Linux reads for its
+    /// SACK blocks only: `tcp_ack()`'s `old_ack` path skips `tcp_cong_control()`.
+    pub delivery: Option<Delivery>,
     /// The RTT this ACK measured, nanoseconds.
     pub rtt_ns: Option<u64>,
     /// Loss was found outside recovery (or a retransmission was lost again after a
@@ -430,6 +432,7 @@ impl Sender {
     /// Processes one ACK at `now`.
     pub fn on_ack(&mut self, now: Nanos, ack: &Packet) -> AckResult {
         let mut res = AckResult::default();
+        let old_ack = ack.seq < self.snd_una;
         let mut newly_lost = false;
         // Segments this ACK delivered (`tcp_newly_delivered()`), for fast recovery's window.
         let mut delivered = 0;
@@ -478,11 +481,23 @@ impl Sender {
                 res.rtt_ns = Some(r);
             }
             self.rtt.backoff = 0;
-            self.dup_acks = self.dup_acks.saturating_sub(n);
+            // `tcp_remove_reno_sacks()`: the rest of what it acknowledged were counted as
+            // duplicate ACKs.
+            self.dup_acks = self.dup_acks.saturating_sub(n - 1);
             if !self.sack && self.state == CaState::Open {
                 self.dup_acks = 0;
             }
-            if self.state != CaState::Open && self.snd_una >= self.recovery_point {
+            // Without SACK, `tcp_try_undo_recovery()` holds the state while `snd_una` is
+            // exactly `high_seq`, until something above it is acknowledged: duplicate ACKs
+            // of data sent before the loss must not start a false fast retransmission
+            // (RFC 6582). The ACK does nothing else (`tcp_fastretrans_alert()` returns).
+            let held = !self.sack && self.snd_una == self.recovery_point;
+            if self.state != CaState::Open && held {
+                if self.state == CaState::Recovery {
+                    // `tcp_reset_reno_sack()`.
+                    self.dup_acks = 0;
+                }
+            } else if self.state != CaState::Open && self.snd_una >= self.recovery_point {
                 if self.state == CaState::Recovery {
                     // `tcp_end_cwnd_reduction()`.
                     self.set_cwnd(self.ssthresh);
@@ -533,7 +548,7 @@ impl Sender {
                 set_xmit_timer |= first_sacked_sent < self.board[0].sent_at;
             }
         }
-        if let Some(episode) = self.episode {
+        if let Some(episode) = self.episode.filter(|_| !old_ack) {
             res.probe_repaired_loss =
                 self.on_probe_ack(episode, ack.seq, res.acked > 0 || newly_sacked);
         }
@@ -565,18 +580,19 @@ impl Sender {
             CaState::Loss => lost_retransmission,
             _ => false,
         };
-        res.delivery = Delivery {
+        res.delivery = (!old_ack).then_some(Delivery {
             segments: delivered,
             newly_lost,
             una_advanced: res.acked > 0,
-        };
+        });
         self.reduce_window(res.delivery);
         res
     }
 
-    /// In fast recovery, the window after `delivery` (`tcp_cwnd_reduction()`, see `prr`).
-    fn reduce_window(&mut self, delivery: Delivery) {
-        let Some(mut prr) = self.prr else {
+    /// In fast recovery, the window after `delivery` (`tcp_cwnd_reduction()`, see `prr`);
+    /// unchanged without one.
+    fn reduce_window(&mut self, delivery: Option<Delivery>) {
+        let (Some(mut prr), Some(delivery)) = (self.prr, delivery) else {
             return;
         };
         if let Some(window) = prr.window(delivery, self.ssthresh as u64, self.pipe()) {
@@ -731,9 +747,9 @@ impl Sender {
     /// episode under way ends (`tcp_init_cwnd_reduction()`). The window is not cut to the
     /// threshold: it shrinks towards it with Proportional Rate Reduction, from the window
     /// now, starting with `delivery`, what the ACK that showed the loss delivered
-    /// (`AckResult::delivery`), or one segment after RACK's reordering timer
-    /// (`tcp_rack_reo_timeout()` calls `tcp_cwnd_reduction(sk, 1, ...)`).
-    pub fn enter_recovery(&mut self, ssthresh: f64, delivery: Delivery) {
+    /// (`AckResult::delivery`; none for an ACK below `snd_una`), or one segment after RACK's
+    /// reordering timer (`tcp_rack_reo_timeout()` calls `tcp_cwnd_reduction(sk, 1, ...)`).
+    pub fn enter_recovery(&mut self, ssthresh: f64, delivery: Option<Delivery>) {
         self.ssthresh = ssthresh.max(1.0);
         self.prr = Some(Prr::new(self.window));
         self.state = CaState::Recovery;
@@ -997,7 +1013,7 @@ mod tests {
         assert_eq!(s.timer_kind(), Some(XmitTimer::Retransmit));
         // As the client does after the timer: one segment counted delivered. 8 in flight,
         // below the threshold of 9: the reduction bound lets one go.
-        s.enter_recovery(9.0, Delivery::reordering_timeout());
+        s.enter_recovery(9.0, Some(Delivery::reordering_timeout()));
         assert_eq!(s.cwnd, 9.0);
         assert_eq!(s.flags(10) & LOST, LOST);
         assert_eq!(s.next_retransmit(due), Some(10));
@@ -1028,11 +1044,30 @@ mod tests {
         // on until the recovery point (20).
         let r = s.on_ack(302 * MS, &ack(16, &[], 202 * MS));
         assert_eq!(r.acked, 6);
+        let newly = |r: AckResult| r.delivery.map(|d| d.segments);
+        assert_eq!(newly(r), Some(1), "the other five were counted when SACKed");
         assert_eq!(s.state, CaState::Recovery);
-        s.on_ack(303 * MS, &ack(20, &[], 100 * MS));
+        let r = s.on_ack(303 * MS, &ack(20, &[], 100 * MS));
+        assert_eq!(newly(r), Some(4));
         assert_eq!(s.state, CaState::Open);
         assert_eq!(s.cwnd, 5.0);
         assert_eq!(s.retransmits, 1);
+    }
+
+    #[test]
+    fn an_ack_below_snd_una_marks_its_sack_blocks_and_leaves_the_window() {
+        let mut s = measured(10.0);
+        send_all_at(&mut s, 100 * MS);
+        let r = s.on_ack(201 * MS, &ack(10, &[(11, 14)], 100 * MS));
+        s.enter_recovery(5.0, r.delivery);
+        send_all_at(&mut s, 201 * MS);
+        s.on_ack(302 * MS, &ack(14, &[], 201 * MS));
+        let (cwnd, sacked) = (s.cwnd, s.sacked_out);
+        // An ACK overtaken by the one above, SACKing two more: `tcp_ack()`'s `old_ack`
+        // path tags them and skips `tcp_cong_control()`, so the window is as it was.
+        let r = s.on_ack(303 * MS, &ack(10, &[(11, 16)], 100 * MS));
+        assert_eq!((r.acked, r.delivery), (0, None));
+        assert_eq!((s.cwnd, s.sacked_out), (cwnd, sacked + 2));
     }
 
     #[test]
@@ -1147,12 +1182,23 @@ mod tests {
             s.on_ack(2, &ack(0, &[], 0));
         }
         assert_eq!(s.next_retransmit(2), Some(0));
+        assert_eq!(s.dup_acks, 7, "one short of the 8 segments after the hole");
         // Partial ACK up to the second hole: it is retransmitted at once.
         s.on_ack(3, &ack(5, &[], 2));
         assert_eq!(s.state, CaState::Recovery);
+        // `tcp_remove_reno_sacks()`: one of the 5 filled the hole, the other 4 were
+        // counted as duplicate ACKs.
+        assert_eq!(s.dup_acks, 3);
         let sent = send_all_at(&mut s, 3);
         assert_eq!(sent.first(), Some(&Next::Retransmit(5)));
         assert_eq!(s.loss_probes, 0, "no probes without SACK");
+        // The recovery point acknowledged exactly: recovery holds until something above it
+        // is (`tcp_try_undo_recovery()`), its duplicate-ACK count reset.
+        let sent_new = sent.iter().filter(|n| matches!(n, Next::New(_))).count() as u64;
+        s.on_ack(4, &ack(10, &[], 3));
+        assert_eq!((s.state, s.dup_acks), (CaState::Recovery, 0));
+        s.on_ack(5, &ack(10 + sent_new.max(1), &[], 4));
+        assert_eq!(s.state, CaState::Open);
     }
 
     #[test]
