@@ -163,8 +163,9 @@ fn out_of_order_data_is_reassembled_and_delivered_once() {
     assert_eq!(delivered, 4 * MSS as u64);
 }
 
-#[test]
-fn a_window_limited_flow_stops_at_its_limit_and_a_loss_halves_what_it_used() {
+/// A Reno flow clamped to a window of 16 segments, run for 5 s (its window at the clamp,
+/// `max_cwnd` the largest it had), then set to lose the next data segment it sends, once.
+fn clamped_flow_about_to_lose_one() -> (Wire, f64) {
     let cfg = ConnConfig {
         cwnd_clamp: 16,
         ..config(false, u64::MAX)
@@ -174,7 +175,6 @@ fn a_window_limited_flow_stops_at_its_limit_and_a_loss_halves_what_it_used() {
     w.run_until(5000 * MS, |w| {
         max_cwnd = max_cwnd.max(w.client.subflows()[0].tx.cwnd())
     });
-    assert_eq!(max_cwnd, 16.0, "cwnd grows to the limit and no further");
     let lost_seq = w.client.subflows()[0].tx.snd_nxt;
     let mut once = true;
     w.drop = Box::new(move |_, p| {
@@ -182,6 +182,13 @@ fn a_window_limited_flow_stops_at_its_limit_and_a_loss_halves_what_it_used() {
         once &= !hit;
         hit
     });
+    (w, max_cwnd)
+}
+
+#[test]
+fn a_window_limited_flow_stops_at_its_limit_and_a_loss_halves_what_it_used() {
+    let (mut w, max_cwnd) = clamped_flow_about_to_lose_one();
+    assert_eq!(max_cwnd, 16.0, "cwnd grows to the limit and no further");
     let mut after_loss = f64::INFINITY;
     w.run_until(5200 * MS, |w| {
         let tx = &w.client.subflows()[0].tx;
@@ -198,19 +205,7 @@ fn the_ack_that_ends_recovery_grows_the_window_by_what_it_newly_delivered() {
     // segments SACKed behind it. Linux grows the window by what the ACK newly delivered
     // (`tcp_cong_control()` passes `acked_sacked`), the one segment: Reno's 1/8 at a
     // window of 8, not the 15/8 of everything the ACK covered.
-    let cfg = ConnConfig {
-        cwnd_clamp: 16,
-        ..config(false, u64::MAX)
-    };
-    let mut w = Wire::new(cfg, &[10], Box::new(mptcp_cc::Reno));
-    w.run_until(5000 * MS, |_| {});
-    let lost_seq = w.client.subflows()[0].tx.snd_nxt;
-    let mut once = true;
-    w.drop = Box::new(move |_, p| {
-        let hit = once && p.kind.is_data() && p.seq == lost_seq;
-        once &= !hit;
-        hit
-    });
+    let (mut w, _) = clamped_flow_about_to_lose_one();
     let mut in_recovery = false;
     let mut after_recovery = None;
     w.run_until(5500 * MS, |w| {

@@ -508,14 +508,30 @@ impl Sender {
             } else if self.state == CaState::Recovery && !self.sack && self.outstanding() > 0 {
                 // NewReno partial ACK: the next hole is lost too.
                 newly_lost |= self.mark_lost(self.snd_una);
+            } else if self.state == CaState::Loss && !self.sack {
+                // `tcp_process_loss()`: a partial ACK after a timeout resets the count.
+                self.dup_acks = 0;
             }
         } else if ack.seq == self.snd_una && self.outstanding() > 0 && !self.sack {
-            let before = self.dup_acks;
-            self.dup_acks = (self.dup_acks + 1).min(self.outstanding().saturating_sub(1));
-            // `tcp_add_reno_sack()`: a duplicate ACK stands for a delivered segment.
-            delivered += self.dup_acks - before;
-            if self.dup_acks >= DUP_THRESH && self.state == CaState::Open {
-                newly_lost |= self.mark_lost(self.snd_una);
+            // Whether the duplicate ACK counts (`tcp_fastretrans_alert()`): not while
+            // recovery is held at its end (Recovery's count is reset), and after a timeout
+            // only once data beyond its recovery point is out (`tcp_process_loss()`).
+            let held = self.snd_una == self.recovery_point;
+            let counts = match self.state {
+                CaState::Open | CaState::Cwr => true,
+                CaState::Recovery => !held,
+                CaState::Loss => !held && self.snd_nxt > self.recovery_point,
+            };
+            if counts {
+                let before = self.dup_acks;
+                self.dup_acks = (self.dup_acks + 1).min(self.outstanding().saturating_sub(1));
+                // `tcp_add_reno_sack()`: a duplicate ACK stands for a delivered segment.
+                delivered += self.dup_acks - before;
+                if self.dup_acks >= DUP_THRESH && self.state == CaState::Open {
+                    newly_lost |= self.mark_lost(self.snd_una);
+                }
+            } else if self.state == CaState::Recovery {
+                self.dup_acks = 0;
             }
         }
         let mut newly_sacked = false;
@@ -544,7 +560,9 @@ impl Sender {
             // A SACK of data sent before the first unacknowledged segment was last sent
             // restarts the timer too; a later one must not, or a timeout could keep moving
             // away during recovery.
-            if res.acked == 0 && newly_sacked && self.outstanding() > 0 {
+            // Only on an ACK at or above `snd_una`: Linux sets it in `tcp_clean_rtx_queue()`,
+            // which the `old_ack` path skips.
+            if res.acked == 0 && newly_sacked && !old_ack && self.outstanding() > 0 {
                 set_xmit_timer |= first_sacked_sent < self.board[0].sent_at;
             }
         }
@@ -559,7 +577,9 @@ impl Sender {
             || self.state != CaState::Open
             || self.sacked_out + self.lost_out > 0;
         let mut lost_retransmission = false;
-        if self.sack && dubious && self.rack.advanced && self.outstanding() > 0 {
+        // The `old_ack` path reaches `tcp_fastretrans_alert()` only with SACK blocks.
+        let alerts = !old_ack || ack.sack.iter().any(|&(a, b)| b > a);
+        if self.sack && dubious && alerts && self.rack.advanced && self.outstanding() > 0 {
             // `tcp_rack_mark_lost()`.
             self.rack.advanced = false;
             let scan = self.rack_detect_loss(now);
@@ -1195,10 +1215,27 @@ mod tests {
         // The recovery point acknowledged exactly: recovery holds until something above it
         // is (`tcp_try_undo_recovery()`), its duplicate-ACK count reset.
         let sent_new = sent.iter().filter(|n| matches!(n, Next::New(_))).count() as u64;
+        assert!(sent_new > 0, "new data above the recovery point is out");
         s.on_ack(4, &ack(10, &[], 3));
         assert_eq!((s.state, s.dup_acks), (CaState::Recovery, 0));
-        s.on_ack(5, &ack(10 + sent_new.max(1), &[], 4));
+        // A duplicate ACK while held counts for nothing: `tcp_fastretrans_alert()` resets
+        // the count and returns before `tcp_add_reno_sack()`.
+        let r = s.on_ack(4, &ack(10, &[], 3));
+        assert_eq!((r.delivery.map(|d| d.segments), s.dup_acks), (Some(0), 0));
+        s.on_ack(5, &ack(10 + sent_new, &[], 4));
         assert_eq!(s.state, CaState::Open);
+    }
+
+    #[test]
+    fn after_a_timeout_reno_counts_no_duplicate_ack_of_data_sent_before_it() {
+        let mut s = Sender::new(false, u64::MAX);
+        send_all(&mut s);
+        s.on_rto(INITIAL_RTO, 5.0);
+        assert_eq!(s.state, CaState::Loss);
+        // Nothing beyond the timeout's recovery point is out: `tcp_process_loss()` adds no
+        // Reno SACK for the duplicate ACK.
+        let r = s.on_ack(INITIAL_RTO + 1, &ack(0, &[], 0));
+        assert_eq!((r.delivery.map(|d| d.segments), s.dup_acks), (Some(0), 0));
     }
 
     #[test]
