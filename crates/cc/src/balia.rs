@@ -1,4 +1,6 @@
-use crate::{CongestionControl, Coupling, SubflowView, coupled_increase, reno_ssthresh};
+use crate::{
+    CongestionControl, Coupling, CouplingState, SubflowView, coupled_increase, reno_ssthresh,
+};
 
 /// Balia (draft-walid-mptcp-congestion-control-04): balances the friendliness of
 /// LIA with the responsiveness OLIA lacks.
@@ -52,5 +54,11 @@ impl CongestionControl for Balia {
     }
     fn ssthresh(&mut self, subflows: &[SubflowView], r: usize) -> f64 {
         balia_after_loss(subflows, r)
+    }
+    fn coupling_state(&self, subflows: &[SubflowView], r: usize) -> CouplingState {
+        CouplingState {
+            alpha: balia_alpha(subflows, r),
+            ..CouplingState::default()
+        }
     }
 }

@@ -1,4 +1,6 @@
-use crate::{CongestionControl, Coupling, SubflowView, coupled_increase, reno_ssthresh};
+use crate::{
+    CongestionControl, Coupling, CouplingState, SubflowView, coupled_increase, reno_ssthresh,
+};
 
 /// LIA, RFC 6356 (the "coupled" module of the out-of-tree Linux MPTCP).
 #[derive(Clone, Copy, Debug, Default)]
@@ -35,5 +37,11 @@ impl CongestionControl for Lia {
     }
     fn ssthresh(&mut self, subflows: &[SubflowView], r: usize) -> f64 {
         reno_ssthresh(subflows[r].cwnd)
+    }
+    fn coupling_state(&self, subflows: &[SubflowView], _r: usize) -> CouplingState {
+        CouplingState {
+            alpha: lia_alpha(subflows),
+            ..CouplingState::default()
+        }
     }
 }

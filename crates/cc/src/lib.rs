@@ -60,6 +60,27 @@ pub struct Ack {
     pub cwnd_limited: bool,
 }
 
+/// An algorithm's coupling state on one subflow, for traces (the simulator's
+/// `[measure] trace_cc`; `mptcp-lab cc show` reads the same from the eBPF programs). NaN
+/// where the algorithm has no such quantity.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CouplingState {
+    /// LIA: the connection's alpha; OLIA: alpha_r, signed; Balia: M / x_r.
+    pub alpha: f64,
+    /// OLIA's l_r: packets acknowledged between the subflow's last two losses or since the
+    /// last one, whichever is larger.
+    pub inter_loss_pkts: f64,
+}
+
+impl Default for CouplingState {
+    fn default() -> Self {
+        CouplingState {
+            alpha: f64::NAN,
+            inter_loss_pkts: f64::NAN,
+        }
+    }
+}
+
 /// A subflow's window after an algorithm acted.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Window {
@@ -97,6 +118,11 @@ pub trait CongestionControl: Send {
 
     /// Subflow `r` changed state; `snd_una` is its cumulative ACK at that moment.
     fn set_state(&mut self, _r: usize, _state: CaState, _snd_una: u64) {}
+
+    /// The coupling state on subflow `r` now, for traces; none by default.
+    fn coupling_state(&self, _subflows: &[SubflowView], _r: usize) -> CouplingState {
+        CouplingState::default()
+    }
 }
 
 /// Slow start by the acknowledged packets up to ssthresh, then `increase(views, left)` for

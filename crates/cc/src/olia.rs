@@ -1,5 +1,6 @@
 use crate::{
-    Ack, CaState, CongestionControl, Coupling, SubflowView, coupled_increase, reno_ssthresh,
+    Ack, CaState, CongestionControl, Coupling, CouplingState, SubflowView, coupled_increase,
+    reno_ssthresh,
 };
 
 /// OLIA (Khalili et al., CoNEXT 2012): LIA's increase made Pareto-optimal by moving window
@@ -139,6 +140,13 @@ impl CongestionControl for Olia {
             if s[2] != s[1] {
                 *s = [s[1], s[2], s[2]];
             }
+        }
+    }
+    fn coupling_state(&self, subflows: &[SubflowView], r: usize) -> CouplingState {
+        let inter_loss = self.inter_loss(subflows.len());
+        CouplingState {
+            alpha: olia_alpha(subflows, &inter_loss, r),
+            inter_loss_pkts: inter_loss[r],
         }
     }
 }

@@ -176,26 +176,30 @@ fn olia_sets_and_alpha_by_hand() {
     assert_eq!(sets.collected, vec![false, false]);
 }
 
-#[test]
-fn olia_tracks_inter_loss_distances() {
-    let mut olia = mptcp_cc::Olia::default();
-    let ack = |una| Ack {
+/// An ACK of one packet up to `una`, 100 ms RTT.
+fn ack_at(una: u64) -> Ack {
+    Ack {
         acked: 1.0,
         snd_una: una,
         snd_nxt: una + 10,
         rtt_s: Some(0.1),
         cwnd_limited: true,
-    };
-    olia.pkts_acked(0, &ack(100));
+    }
+}
+
+#[test]
+fn olia_tracks_inter_loss_distances() {
+    let mut olia = mptcp_cc::Olia::default();
+    olia.pkts_acked(0, &ack_at(100));
     olia.set_state(0, CaState::Recovery, 100);
     olia.set_state(0, CaState::Open, 130);
-    olia.pkts_acked(0, &ack(160));
+    olia.pkts_acked(0, &ack_at(160));
     // l1 = 100 (0..100 before the loss), l2 = 60 since it.
     assert_eq!(olia.inter_loss(1), vec![100.0]);
     olia.set_state(0, CaState::Loss, 400);
     // A second entry with no progress is the same loss event.
     olia.set_state(0, CaState::Loss, 400);
-    olia.pkts_acked(0, &ack(420));
+    olia.pkts_acked(0, &ack_at(420));
     assert_eq!(olia.inter_loss(1), vec![300.0]);
 }
 
@@ -337,5 +341,31 @@ fn wvegas_is_reno_outside_open_and_resets_alpha() {
     assert!(
         close(w.state(0).unwrap().base_rtt_s, 0.1),
         "base RTT survives recovery"
+    );
+}
+
+#[test]
+fn coupling_state_reports_each_algorithms_alpha() {
+    // Path 0 has the largest window, path 1 the best l / tau^2 once path 0 has lost.
+    let v = [sf(20.0, 0.1), sf(10.0, 0.1)];
+    let mut olia = mptcp_cc::Olia::default();
+    olia.pkts_acked(0, &ack_at(500));
+    olia.set_state(0, CaState::Recovery, 500);
+    olia.pkts_acked(0, &ack_at(520));
+    olia.pkts_acked(1, &ack_at(900));
+    let (s0, s1) = (olia.coupling_state(&v, 0), olia.coupling_state(&v, 1));
+    assert_eq!((s0.inter_loss_pkts, s1.inter_loss_pkts), (500.0, 900.0));
+    assert_eq!((s0.alpha, s1.alpha), (-0.5, 0.5));
+    let lia = by_name("lia").unwrap().coupling_state(&v, 1);
+    assert!(close(lia.alpha, mptcp_cc::lia::lia_alpha(&v)) && lia.inter_loss_pkts.is_nan());
+    let balia = by_name("balia").unwrap().coupling_state(&v, 1);
+    assert!(close(balia.alpha, mptcp_cc::balia::balia_alpha(&v, 1)));
+    // Reno has no coupling.
+    assert!(
+        by_name("reno")
+            .unwrap()
+            .coupling_state(&v, 0)
+            .alpha
+            .is_nan()
     );
 }

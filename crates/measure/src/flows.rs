@@ -2,6 +2,7 @@
 //! each subflow, and each subflow's window and RTT over time.
 
 use crate::convergence::{Convergence, convergence};
+use crate::pair_trace::PairTrace;
 use crate::{Measured, mbps};
 use scenario::Scenario;
 use scenario::metrics::{Entity, Metric, Quantity};
@@ -30,9 +31,11 @@ pub struct FlowMeter {
     /// Per flow, per subflow.
     cwnd: Vec<Vec<Vec<f32>>>,
     rtt_ms: Vec<Vec<Vec<f32>>>,
-    /// Per flow, per subflow, when the scenario traces receivers: `rcv_ssthresh` and
+    /// When the scenario traces receivers: each subflow's `rcv_ssthresh` and
     /// `window_clamp`, bytes.
-    receiver: Option<Vec<Vec<Vec<[f32; 2]>>>>,
+    receiver: Option<PairTrace>,
+    /// When the scenario traces the congestion controls: each subflow's coupling state.
+    coupling: Option<PairTrace>,
     /// Per flow, payload bytes its MPTCP connections sent again at the data level, when the
     /// backend measures it.
     reinjected: Option<Vec<u64>>,
@@ -182,12 +185,9 @@ impl FlowMeter {
                 }
             })
             .collect();
-        let per_subflow = || -> Vec<Vec<Vec<f32>>> {
-            flows
-                .iter()
-                .map(|f| vec![Vec::new(); subflows(sc, f.group)])
-                .collect()
-        };
+        let shape: Vec<usize> = flows.iter().map(|f| subflows(sc, f.group)).collect();
+        let per_subflow =
+            || -> Vec<Vec<Vec<f32>>> { shape.iter().map(|&n| vec![Vec::new(); n]).collect() };
         FlowMeter {
             interval,
             warmup,
@@ -199,12 +199,14 @@ impl FlowMeter {
             trace_times: Vec::new(),
             cwnd: per_subflow(),
             rtt_ms: per_subflow(),
-            receiver: sc.measure.trace_receiver.then(|| {
-                flows
-                    .iter()
-                    .map(|f| vec![Vec::new(); subflows(sc, f.group)])
-                    .collect()
-            }),
+            receiver: sc
+                .measure
+                .trace_receiver
+                .then(|| PairTrace::new(["rcv_ssthresh_kb", "window_clamp_kb"], 1000.0, &shape)),
+            coupling: sc
+                .measure
+                .trace_cc
+                .then(|| PairTrace::new(["cc_alpha", "cc_inter_loss_pkts"], 1.0, &shape)),
             reinjected: None,
             loss_recovery: None,
             receiver_segments: None,
@@ -313,14 +315,22 @@ impl FlowMeter {
 
     /// Samples each subflow's receiving side (after `trace`, at the same instant): its
     /// `rcv_ssthresh` and `window_clamp`, bytes (NaN where there is none).
-    pub fn trace_receivers(&mut self, mut sample: impl FnMut(usize, usize) -> [f32; 2]) {
-        let Some(receiver) = self.receiver.as_mut() else {
-            return;
-        };
-        for (i, subflows) in receiver.iter_mut().enumerate() {
-            for (k, values) in subflows.iter_mut().enumerate() {
-                values.push(sample(i, k));
-            }
+    pub fn trace_receivers(&mut self, sample: impl FnMut(usize, usize) -> [f32; 2]) {
+        if let Some(receiver) = self.receiver.as_mut() {
+            receiver.sample(sample);
+        }
+    }
+
+    /// Whether the scenario traces the congestion controls (`trace_cc`).
+    pub fn traces_coupling(&self) -> bool {
+        self.coupling.is_some()
+    }
+
+    /// Samples each subflow's coupling state (after `trace`, at the same instant): the
+    /// algorithm's alpha and OLIA's inter-loss distance, packets (NaN where there is none).
+    pub fn trace_coupling(&mut self, sample: impl FnMut(usize, usize) -> [f32; 2]) {
+        if let Some(coupling) = self.coupling.as_mut() {
+            coupling.sample(sample);
         }
     }
 
@@ -338,12 +348,14 @@ impl FlowMeter {
             .map(|w| w.into_iter().map(f64::from).collect())
             .collect();
         let rtts = std::mem::take(&mut self.rtt_ms[i]);
-        let mut receivers = self
-            .receiver
-            .as_mut()
-            .map(|r| std::mem::take(&mut r[i]))
-            .unwrap_or_default()
-            .into_iter();
+        let pairs: Vec<(&PairTrace, Vec<Vec<[f32; 2]>>)> = [&mut self.receiver, &mut self.coupling]
+            .into_iter()
+            .flatten()
+            .map(|t| {
+                let samples = t.take(i);
+                (&*t, samples)
+            })
+            .collect();
         let converged: Vec<Option<Convergence>> = (0..cwnds.len())
             .map(|k| {
                 let after = sc.measure.convergence_after?.secs();
@@ -380,18 +392,9 @@ impl FlowMeter {
                 times_s: self.trace_times.clone(),
                 values: rtt.into_iter().map(f64::from).collect(),
             });
-            if let Some(samples) = receivers.next() {
-                for (j, series) in ["rcv_ssthresh_kb", "window_clamp_kb"]
-                    .into_iter()
-                    .enumerate()
-                {
-                    out.series.push(Series {
-                        name: series.into(),
-                        entity: name.clone(),
-                        times_s: self.trace_times.clone(),
-                        values: samples.iter().map(|v| f64::from(v[j]) / 1000.0).collect(),
-                    });
-                }
+            for (trace, samples) in &pairs {
+                out.series
+                    .extend(trace.series(&name, &self.trace_times, &samples[k]));
             }
         }
     }

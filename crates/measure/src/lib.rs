@@ -7,6 +7,7 @@
 mod convergence;
 mod flows;
 mod links;
+mod pair_trace;
 
 pub use convergence::{BAND, Convergence, HOLD_S, convergence};
 pub use flows::{FlowMeter, FlowSlot, LossRecovery, ReceiverSegments};

@@ -74,6 +74,8 @@ pub fn series(name: &str) -> String {
         "queue_pkts" => "queue (packets)".into(),
         "rcv_ssthresh_kb" => "receive window's rcv_ssthresh (kB)".into(),
         "window_clamp_kb" => "receive window's clamp (kB)".into(),
+        "cc_alpha" => "congestion control's alpha".into(),
+        "cc_inter_loss_pkts" => "OLIA's inter-loss distance (packets)".into(),
         other => other.replace('_', " "),
     }
 }

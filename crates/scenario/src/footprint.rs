@@ -68,8 +68,10 @@ impl Scenario {
             .nanos()
             .max(1) as u128;
         let samples = duration.div_ceil(trace);
-        // Window and RTT per subflow, and the receiver's two when traced.
-        let per_sample = if self.measure.trace_receiver { 2 } else { 1 };
+        // Window and RTT per subflow, and two more for each of the receiver and the
+        // coupling state when traced.
+        let per_sample =
+            1 + u128::from(self.measure.trace_receiver) + u128::from(self.measure.trace_cc);
         let (mut flows, mut subflows, mut closed) = (0u128, 0u128, 0u128);
         for g in &self.flows {
             // The most flows a draw can give.

@@ -675,6 +675,11 @@ pub struct MeasureSpec {
     /// `window_clamp_kb`, Linux's receive-window slow start and its ceiling.
     #[serde(default)]
     pub trace_receiver: bool,
+    /// Also trace each subflow's coupling state (simulator only): `cc_alpha`, the
+    /// algorithm's alpha (LIA, OLIA, Balia), and `cc_inter_loss_pkts`, OLIA's inter-loss
+    /// distance. On the kernel, `mptcp-lab cc show` reads the same from the programs.
+    #[serde(default)]
+    pub trace_cc: bool,
 }
 
 fn default_interval() -> Duration {
@@ -690,6 +695,7 @@ impl Default for MeasureSpec {
             trace_interval: None,
             convergence_after: None,
             trace_receiver: false,
+            trace_cc: false,
         }
     }
 }

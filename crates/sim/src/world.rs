@@ -335,6 +335,19 @@ impl<'s> World<'s> {
                 }
             });
         }
+        if self.meter.traces_coupling() {
+            let (conns, flows) = (&mut self.conns, &self.flows);
+            self.meter.trace_coupling(|i, k| {
+                let client = flows[i].conn.and_then(|c| conns[c.index()].client.as_mut());
+                match client {
+                    Some(c) if c.subflows().get(k).is_some_and(|sf| sf.is_established()) => {
+                        let state = c.coupling_state(k);
+                        [state.alpha as f32, state.inter_loss_pkts as f32]
+                    }
+                    _ => [f32::NAN; 2],
+                }
+            });
+        }
         self.fabric.sync_stats(self.now);
         self.link_meter.trace(self.now, &self.fabric.links);
     }

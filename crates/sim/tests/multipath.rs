@@ -218,3 +218,48 @@ fn khalili_type2_loses_most_with_lia_least_with_balia() {
         }
     }
 }
+
+#[test]
+fn trace_cc_follows_olias_sets_on_every_subflow() {
+    // E2 with OLIA, through the competition on path 2 and its end at 80 s.
+    let mut sc = variants("e2-responsiveness.toml")
+        .into_iter()
+        .find(|sc| sc.variant == "cc=olia")
+        .expect("an OLIA variant");
+    sc.measure.trace_cc = true;
+    sc.duration = scenario::units::Duration(85_000_000_000);
+    let run = sim::run(&sc, sc.seed, |_| {});
+    let series = |name: &str, entity: &str| {
+        run.series
+            .iter()
+            .find(|s| s.name == name && s.entity == entity)
+            .unwrap_or_else(|| panic!("no {name} of {entity}"))
+    };
+    let sf = |k: usize| format!("flow.mptcp#0.sf{k}");
+    let cwnd = series("cwnd_pkts", &sf(0));
+    let alpha: Vec<&Vec<f64>> = (0..2).map(|k| &series("cc_alpha", &sf(k)).values).collect();
+    let inter_loss = &series("cc_inter_loss_pkts", &sf(1)).values;
+    assert_eq!(alpha[0].len(), cwnd.values.len(), "sampled with the window");
+    // Two paths: alpha_r is +1/2 on the collected path and -1/2 on the other, or 0 on
+    // both (OLIA, Khalili et al.: |C| = |M| = 1).
+    let mut collected = 0;
+    for (a0, a1) in alpha[0].iter().zip(alpha[1]).filter(|(a, _)| a.is_finite()) {
+        let pair = (*a0, *a1);
+        assert!(
+            [(0.0, 0.0), (0.5, -0.5), (-0.5, 0.5)].contains(&pair),
+            "{pair:?}"
+        );
+        collected += (pair != (0.0, 0.0)) as usize;
+    }
+    assert!(collected > 0, "some sample has a collected path");
+    // l_r: packets, once path 2 is up.
+    let up = inter_loss.iter().skip_while(|l| l.is_nan());
+    assert!(up.clone().count() > 0 && up.clone().all(|l| l.is_finite() && *l >= 0.0));
+    // Plain TCP's Reno has no coupling state.
+    assert!(
+        series("cc_alpha", "flow.tcp#0")
+            .values
+            .iter()
+            .all(|a| a.is_nan())
+    );
+}

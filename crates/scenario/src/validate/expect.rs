@@ -32,6 +32,8 @@ pub fn check_plots(plots: &[PlotSpec], params: &Params, names: &Names<'_>, p: &m
                     "queue_pkts",
                     "rcv_ssthresh_kb",
                     "window_clamp_kb",
+                    "cc_alpha",
+                    "cc_inter_loss_pkts",
                 ];
                 if !SERIES.contains(&series.as_str()) {
                     p.push(at("series"), unknown("series", series, SERIES));

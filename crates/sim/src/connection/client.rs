@@ -398,6 +398,12 @@ impl Client {
         }
     }
 
+    /// The congestion control's coupling state on subflow `s` now, for traces.
+    pub fn coupling_state(&mut self, s: usize) -> mptcp_cc::CouplingState {
+        self.collect_views();
+        self.cc.coupling_state(&self.views, s)
+    }
+
     fn collect_views(&mut self) {
         self.views.clear();
         self.views

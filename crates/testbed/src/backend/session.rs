@@ -65,6 +65,13 @@ pub fn unsupported(sc: &Scenario) -> Option<String> {
                 .into(),
         );
     }
+    if sc.measure.trace_cc {
+        return Some(
+            "measure.trace_cc is simulator-only (on the kernel, `mptcp-lab cc show` with the \
+             run's registry, which the run prints, shows the coupling state)"
+                .into(),
+        );
+    }
     if let Some(why) = super::matcp::unsupported(sc) {
         return Some(why);
     }
@@ -331,7 +338,7 @@ mod tests {
     use std::path::Path;
 
     #[test]
-    fn a_receiver_trace_is_refused_not_left_out() {
+    fn simulator_only_traces_are_refused_not_left_out() {
         let file =
             Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/e3-aggregation.toml");
         let mut sc = load_file(&file, &LoadOptions::default())
@@ -341,6 +348,10 @@ mod tests {
         sc.measure.trace_receiver = true;
         let why = unsupported(&sc).expect("refused");
         assert!(why.contains("trace_receiver is simulator-only"), "{why}");
+        sc.measure.trace_receiver = false;
+        sc.measure.trace_cc = true;
+        let why = unsupported(&sc).expect("refused");
+        assert!(why.contains("trace_cc is simulator-only"), "{why}");
     }
 
     #[test]
