@@ -134,6 +134,8 @@ u32 mlab_host_info_layout(u32 *out, u32 n)
 		offsetof(struct mlab_subflow_info, algorithm),
 		offsetof(struct mlab_subflow_info, alpha_sign),
 		offsetof(struct mlab_subflow_info, self_index),
+		offsetof(struct mlab_subflow_info, repairs),
+		offsetof(struct mlab_subflow_info, pad),
 	};
 	u32 i, len = sizeof(layout) / sizeof(layout[0]);
 

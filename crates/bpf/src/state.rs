@@ -43,13 +43,16 @@ pub struct RawInfo {
     pub algorithm: u8,
     pub alpha_sign: i32,
     pub self_index: u32,
+    /// Thresholds and windows the program restored after a skipped callback.
+    pub repairs: u32,
+    pub pad: u32,
 }
 
 /// Size of `struct mlab_subflow_info`; checked against the map's value size.
-pub const INFO_SIZE: usize = 136;
+pub const INFO_SIZE: usize = 144;
 
 /// The offsets of `RawInfo`'s fields, in declaration order (what the C test compares).
-pub const INFO_OFFSETS: [usize; 25] = [
+pub const INFO_OFFSETS: [usize; 27] = [
     std::mem::offset_of!(RawInfo, updated_ns),
     std::mem::offset_of!(RawInfo, srtt_us),
     std::mem::offset_of!(RawInfo, inter_loss),
@@ -75,6 +78,8 @@ pub const INFO_OFFSETS: [usize; 25] = [
     std::mem::offset_of!(RawInfo, algorithm),
     std::mem::offset_of!(RawInfo, alpha_sign),
     std::mem::offset_of!(RawInfo, self_index),
+    std::mem::offset_of!(RawInfo, repairs),
+    std::mem::offset_of!(RawInfo, pad),
 ];
 
 // The layout the programs write: no padding the C compiler would place elsewhere.
@@ -82,7 +87,7 @@ const _: () = {
     assert!(std::mem::size_of::<RawInfo>() == INFO_SIZE);
     let expected = [
         0, 8, 16, 24, 32, 40, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 104, 120, 122, 124, 126,
-        127, 128, 132,
+        127, 128, 132, 136, 140,
     ];
     let mut i = 0;
     while i < expected.len() {
@@ -120,6 +125,9 @@ pub struct SubflowInfo {
     /// OLIA: member of M (largest window), B (best path), C (collected).
     pub sets: String,
     pub inter_loss_bytes: u64,
+    /// How often the program restored a threshold or window that a callback the kernel
+    /// skipped left unset (docs/kernel-cc.md, "Skipped callbacks").
+    pub repairs: u32,
     /// Nanoseconds since boot of the last update.
     pub updated_ns: u64,
 }
@@ -209,6 +217,7 @@ pub fn decode(b: &[u8]) -> Option<SubflowInfo> {
         increase_per_packet: r.inc_q as f64 / INC_ONE,
         sets: sets_text(r.sets, r.self_index),
         inter_loss_bytes: r.inter_loss,
+        repairs: r.repairs,
         updated_ns: r.updated_ns,
     })
 }
@@ -303,6 +312,7 @@ mod tests {
             algorithm: Algorithm::Olia.id(),
             alpha_sign: -1,
             self_index: 1,
+            repairs: 2,
             ..RawInfo::default()
         };
         let bytes = raw.to_bytes();
@@ -321,6 +331,7 @@ mod tests {
         assert_eq!(info.rate_pps, 125_000.0);
         assert_eq!(info.increase_per_packet, -0.25);
         assert_eq!(info.sets, "MC");
+        assert_eq!(info.repairs, 2);
         assert_eq!(decode(&bytes[1..]), None, "a value of another size");
     }
 }

@@ -103,6 +103,9 @@ pub fn show(json: bool) -> Result<bool> {
             if s.algorithm == "olia" {
                 print!("  sets {{{}}}  l {}B", s.sets, s.inter_loss_bytes);
             }
+            if s.repairs > 0 {
+                print!("  repaired {}", s.repairs);
+            }
             println!();
         }
     }

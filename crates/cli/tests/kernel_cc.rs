@@ -380,6 +380,48 @@ fn window_stats(trace: &[Value], warmup: f64) -> (f64, f64, usize) {
     (mean, cut, cuts.len())
 }
 
+/// A flow's algorithm, receiver and sender agents.
+type TracedFlow = (String, Process, Process);
+
+/// One plain TCP flow per entry of `algs`, each over its own client-server veth pair
+/// limited to 20 Mbit/s by a `tbf` queue of `queue` at the client, sending for `seconds`
+/// with the window traced every 5 ms: the namespaces (held for the flows' lifetime) and
+/// each flow's (algorithm, receiver, sender).
+fn traced_flows(
+    tag: &str,
+    algs: &[String],
+    queue: &str,
+    seconds: u64,
+) -> (Vec<(Netns, Netns)>, Vec<TracedFlow>) {
+    let seconds = seconds.to_string();
+    let mut nets = Vec::new();
+    let mut agents = Vec::new();
+    for (i, cc) in algs.iter().enumerate() {
+        let c = netns(&format!("{tag}{i}-c"));
+        let s = netns(&format!("{tag}{i}-s"));
+        veth(&c, "c0", "10.2.1.1/24", &s, "s0", "10.2.1.2/24");
+        tbf(&c, "c0", "20mbit", queue);
+        let recv = agent(&s, &["recv", "--listen", "0.0.0.0:5500"]);
+        let send = agent(
+            &c,
+            &[
+                "send",
+                "--to",
+                "10.2.1.2:5500",
+                "--cc",
+                cc,
+                "--seconds",
+                &seconds,
+                "--trace-ms",
+                "5",
+            ],
+        );
+        agents.push((cc.clone(), recv, send));
+        nets.push((c, s));
+    }
+    (nets, agents)
+}
+
 #[test]
 fn single_path_tcp_with_each_algorithm_behaves_like_reno() {
     if !kernel_available("single_path_tcp_with_each_algorithm_behaves_like_reno") {
@@ -392,31 +434,7 @@ fn single_path_tcp_with_each_algorithm_behaves_like_reno() {
     let algs: Vec<String> = std::iter::once("reno".to_string())
         .chain(COUPLED.iter().map(|a| reg.name(a)))
         .collect();
-    let mut nets = Vec::new();
-    let mut agents = Vec::new();
-    for (i, cc) in algs.iter().enumerate() {
-        let c = netns(&format!("sp{i}-c"));
-        let s = netns(&format!("sp{i}-s"));
-        veth(&c, "c0", "10.2.1.1/24", &s, "s0", "10.2.1.2/24");
-        tbf(&c, "c0", "20mbit", "50ms");
-        let recv = agent(&s, &["recv", "--listen", "0.0.0.0:5500"]);
-        let send = agent(
-            &c,
-            &[
-                "send",
-                "--to",
-                "10.2.1.2:5500",
-                "--cc",
-                cc,
-                "--seconds",
-                "12",
-                "--trace-ms",
-                "5",
-            ],
-        );
-        agents.push((cc.clone(), recv, send));
-        nets.push((c, s));
-    }
+    let (nets, agents) = traced_flows("sp", &algs, "50ms", 12);
     let mut stats = Vec::new();
     for (cc, recv, send) in agents {
         let trace = report(send)["trace"].as_array().unwrap().clone();
@@ -454,6 +472,91 @@ fn single_path_tcp_with_each_algorithm_behaves_like_reno() {
             "{cc}: ssthresh {cut} of the window (Reno halves)"
         );
     }
+    drop(nets);
+    reg.finish();
+}
+
+/// The longest stretch, in seconds of the trace, in which the socket had a threshold or
+/// window above any TCP sets (TCP_INFINITE_SSTHRESH): what a callback the kernel skipped
+/// leaves behind until the program repairs it.
+fn longest_unset_stretch(trace: &[Value]) -> f64 {
+    let mut longest = 0.0f64;
+    let mut since: Option<f64> = None;
+    for row in trace {
+        let (t, cwnd, ssthresh) = (
+            row[0].as_f64().unwrap(),
+            row[1].as_f64().unwrap(),
+            row[2].as_f64().unwrap(),
+        );
+        if cwnd > i32::MAX as f64 || ssthresh > i32::MAX as f64 {
+            let start = *since.get_or_insert(t);
+            longest = longest.max(t - start);
+        } else {
+            since = None;
+        }
+    }
+    longest
+}
+
+/// Twelve plain TCP flows, two per algorithm, through 20 Mbit/s queues of 8 ms: a
+/// reduction every few round trips. On kernels that now and then skip a struct_ops callback
+/// (docs/kernel-cc.md, "Skipped callbacks"; this machine's 6.18 does it to about one flow in
+/// two within 30 s here), a skipped ssthresh() leaves the stack's garbage as the threshold,
+/// and PRR makes it a window of ~10^8 packets for the rest of the connection unless the
+/// programs repair it. Each flow must be back to a plausible window by the next ACK, and
+/// its average window must stay that of a queue of ~15 packets.
+#[test]
+fn a_threshold_no_callback_computed_is_repaired_at_the_next_ack() {
+    if !kernel_available("a_threshold_no_callback_computed_is_repaired_at_the_next_ack") {
+        return;
+    }
+    let _serial = serial();
+    let reg = TestRegistry::new("k");
+    reg.install_all();
+    const SECONDS: u64 = 30;
+    let algs: Vec<String> = COUPLED
+        .iter()
+        .chain(COUPLED.iter())
+        .map(|a| reg.name(a))
+        .collect();
+    let (nets, agents) = traced_flows("rp", &algs, "8ms", SECONDS);
+    // The sockets' published repair counts, read while they are open.
+    std::thread::sleep(std::time::Duration::from_secs(SECONDS - 4));
+    let repairs: u64 = reg
+        .show()
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["subflows"].as_array().unwrap().clone())
+        .map(|s| s["repairs"].as_u64().unwrap())
+        .sum();
+    let mut failures = Vec::new();
+    for (cc, recv, send) in agents {
+        let trace = report(send)["trace"].as_array().unwrap().clone();
+        let _ = report(recv);
+        let stretch = longest_unset_stretch(&trace);
+        // The window outside such stretches (the trace samples densely around a reduction,
+        // so a fraction of a millisecond of ~10^8 would swamp the mean).
+        let set: Vec<f64> = trace
+            .iter()
+            .filter(|r| r[2].as_f64().unwrap() <= i32::MAX as f64)
+            .map(|r| r[1].as_f64().unwrap())
+            .collect();
+        let mean = set.iter().sum::<f64>() / set.len().max(1) as f64;
+        eprintln!(
+            "{cc}: longest stretch with an unset threshold {:.1} ms, mean cwnd {mean:.1}",
+            stretch * 1e3
+        );
+        // A round trip here is under 20 ms; the repair comes with the next ACK.
+        if stretch > 0.05 || mean > 100.0 {
+            failures.push(format!(
+                "{cc}: unset for {:.1} ms, mean cwnd {mean:.1}",
+                stretch * 1e3
+            ));
+        }
+    }
+    eprintln!("repairs published by the open sockets: {repairs}");
+    assert!(failures.is_empty(), "{failures:?}");
     drop(nets);
     reg.finish();
 }

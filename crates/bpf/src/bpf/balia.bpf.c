@@ -23,6 +23,12 @@ void BPF_PROG(balia_cong_avoid, struct sock *sk, u32 ack, u32 acked)
 }
 
 SEC("struct_ops")
+void BPF_PROG(balia_pkts_acked, struct sock *sk, const struct ack_sample *sample)
+{
+	mlab_repair(sk, MLAB_ALG_BALIA);
+}
+
+SEC("struct_ops")
 u32 BPF_PROG(balia_undo_cwnd, struct sock *sk)
 {
 	return mlab_undo_cwnd(sk);
@@ -52,6 +58,7 @@ struct tcp_congestion_ops balia = {
 	.cong_avoid = (void *)balia_cong_avoid,
 	.set_state = (void *)balia_set_state,
 	.undo_cwnd = (void *)balia_undo_cwnd,
+	.pkts_acked = (void *)balia_pkts_acked,
 	.name = "balia",
 	.flags = MLAB_CA_FLAGS,
 };

@@ -25,6 +25,12 @@ void BPF_PROG(ewtcp_cong_avoid, struct sock *sk, u32 ack, u32 acked)
 }
 
 SEC("struct_ops")
+void BPF_PROG(ewtcp_pkts_acked, struct sock *sk, const struct ack_sample *sample)
+{
+	mlab_repair(sk, MLAB_ALG_EWTCP);
+}
+
+SEC("struct_ops")
 u32 BPF_PROG(ewtcp_undo_cwnd, struct sock *sk)
 {
 	return mlab_undo_cwnd(sk);
@@ -50,6 +56,7 @@ struct tcp_congestion_ops ewtcp = {
 	.cong_avoid = (void *)ewtcp_cong_avoid,
 	.set_state = (void *)ewtcp_set_state,
 	.undo_cwnd = (void *)ewtcp_undo_cwnd,
+	.pkts_acked = (void *)ewtcp_pkts_acked,
 	.name = "ewtcp",
 	.flags = MLAB_CA_FLAGS,
 };

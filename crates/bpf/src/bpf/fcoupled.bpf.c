@@ -28,6 +28,12 @@ void BPF_PROG(fcoupled_cong_avoid, struct sock *sk, u32 ack, u32 acked)
 }
 
 SEC("struct_ops")
+void BPF_PROG(fcoupled_pkts_acked, struct sock *sk, const struct ack_sample *sample)
+{
+	mlab_repair(sk, MLAB_ALG_FULLY_COUPLED);
+}
+
+SEC("struct_ops")
 u32 BPF_PROG(fcoupled_undo_cwnd, struct sock *sk)
 {
 	return mlab_undo_cwnd(sk);
@@ -57,6 +63,7 @@ struct tcp_congestion_ops fcoupled = {
 	.cong_avoid = (void *)fcoupled_cong_avoid,
 	.set_state = (void *)fcoupled_set_state,
 	.undo_cwnd = (void *)fcoupled_undo_cwnd,
+	.pkts_acked = (void *)fcoupled_pkts_acked,
 	.name = "fcoupled",
 	.flags = MLAB_CA_FLAGS,
 };

@@ -23,6 +23,12 @@ void BPF_PROG(lia_cong_avoid, struct sock *sk, u32 ack, u32 acked)
 }
 
 SEC("struct_ops")
+void BPF_PROG(lia_pkts_acked, struct sock *sk, const struct ack_sample *sample)
+{
+	mlab_repair(sk, MLAB_ALG_LIA);
+}
+
+SEC("struct_ops")
 u32 BPF_PROG(lia_undo_cwnd, struct sock *sk)
 {
 	return mlab_undo_cwnd(sk);
@@ -48,6 +54,7 @@ struct tcp_congestion_ops lia = {
 	.cong_avoid = (void *)lia_cong_avoid,
 	.set_state = (void *)lia_set_state,
 	.undo_cwnd = (void *)lia_undo_cwnd,
+	.pkts_acked = (void *)lia_pkts_acked,
 	.name = "lia",
 	.flags = MLAB_CA_FLAGS,
 };

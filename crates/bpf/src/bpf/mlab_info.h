@@ -36,6 +36,8 @@ struct mlab_subflow_info {
 	u8 algorithm;
 	s32 alpha_sign;   /* OLIA's alpha can be negative */
 	u32 self_index;
+	u32 repairs;      /* see mlab_repair() in mlab_kern.h */
+	u32 pad;
 };
 
 #endif /* MLAB_INFO_H */

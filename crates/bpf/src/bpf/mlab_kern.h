@@ -39,6 +39,10 @@ extern void tcp_cong_avoid_ai(struct tcp_sock *tp, __u32 w, __u32 acked) __ksym;
 #define MLAB_ALG_EWTCP 5
 #define MLAB_ALG_FULLY_COUPLED 6
 
+/* TCP_INFINITE_SSTHRESH (include/net/tcp.h): no threshold or window the stack sets is
+ * above it, so one above it was never computed (see mlab_repair). */
+#define MLAB_INFINITE_SSTHRESH 0x7fffffffu
+
 /* Per-subflow state, in the socket's icsk_ca_priv (104 bytes on Linux 6.x). */
 struct mlab_ca {
 	s64 cnt_q;            /* window growth not yet a whole packet, Q40 */
@@ -56,6 +60,7 @@ struct mlab_ca {
 	u32 alpha_q;
 	u8 wvegas_on;
 	u8 fresh;             /* nothing computed yet */
+	u32 repairs;          /* thresholds and windows restored after a skipped callback */
 };
 
 _Static_assert(sizeof(struct mlab_ca) <= sizeof(((struct inet_connection_sock *)0)->icsk_ca_priv),
@@ -254,6 +259,7 @@ static __always_inline void mlab_publish(struct sock *sk, const struct mlab_set 
 	info->n_coupled = c.n;
 	info->sets = sets;
 	info->self_index = self;
+	info->repairs = mlab_ca_of(sk)->repairs;
 	info->family = sk->__sk_common.skc_family;
 	info->saddr4 = sk->__sk_common.skc_rcv_saddr;
 	info->daddr4 = sk->__sk_common.skc_daddr;
@@ -337,6 +343,72 @@ static __always_inline void mlab_apply(struct sock *sk, struct mlab_ca *ca, bool
 		mlab_grow(sk, ca, inc_q, acked);
 	else
 		tcp_cong_avoid_ai(tp, tp->snd_cwnd, acked);
+}
+
+/* Brings the published threshold, window and repair count up to date after a repair (the
+ * rest of the published state changes only with the coupling). */
+static __always_inline void mlab_publish_repair(struct sock *sk)
+{
+	struct tcp_sock *tp = mlab_tcp_sk(sk);
+	struct mlab_subflow_info *info;
+	u64 key = (u64)sk;
+
+	info = bpf_map_lookup_elem(&mlab_subflows, &key);
+	if (!info)
+		return;
+	info->cwnd = tp->snd_cwnd;
+	info->ssthresh = tp->snd_ssthresh;
+	info->repairs = mlab_ca_of(sk)->repairs;
+	info->updated_ns = bpf_ktime_get_ns();
+}
+
+/* The threshold the algorithm's ssthresh op returns for a window of w packets. */
+static __always_inline u32 mlab_after_loss_at(struct sock *sk, const u8 alg, u32 w)
+{
+	struct mlab_set vs;
+
+	if (alg != MLAB_ALG_BALIA && alg != MLAB_ALG_FULLY_COUPLED)
+		return mlab_reno_after_loss(w);
+	mlab_collect(sk, &vs);
+	if (vs.self < MLAB_MAX_SUBFLOWS && vs.self < vs.n)
+		vs.sf[vs.self].cwnd = w;
+	return alg == MLAB_ALG_BALIA ? mlab_balia_after_loss(&vs) :
+				       mlab_fully_coupled_after_loss(&vs);
+}
+
+/*
+ * Restores a threshold or window that no callback computed. On some kernels a struct_ops
+ * callback is now and then not run (seen on 6.18 when the softirq that processes the ACK
+ * interrupted certain tasks; docs/kernel-cc.md, "Skipped callbacks"): the trampoline then
+ * returns whatever its stack slot held, so ssthresh() or undo_cwnd() hands the stack a
+ * kernel address (0x81104110 there) as a threshold or window, above any value TCP sets
+ * (TCP_INFINITE_SSTHRESH). Unrepaired, PRR turns such a threshold into a window of hundreds
+ * of millions of packets for the rest of the connection. Called first on every ACK
+ * (pkts_acked runs from tcp_clean_rtx_queue(), before tcp_fastretrans_alert() and the
+ * window's update): the threshold becomes the algorithm's for the window the reduction
+ * started from (prior_cwnd, what ssthresh() would have seen), and a window above it
+ * becomes that threshold, where PRR would take it. Each repair is counted and published
+ * (`cc show`), never silent. The ACK that entered the reduction has already sent with the
+ * bad window: this limits the damage to that one ACK.
+ */
+static __always_inline void mlab_repair(struct sock *sk, const u8 alg)
+{
+	struct tcp_sock *tp = mlab_tcp_sk(sk);
+	u32 w = tp->prior_cwnd, ssthresh;
+
+	if (tp->snd_ssthresh <= MLAB_INFINITE_SSTHRESH && tp->snd_cwnd <= MLAB_INFINITE_SSTHRESH)
+		return;
+	if (!w || w > MLAB_INFINITE_SSTHRESH)
+		w = 2;
+	ssthresh = tp->snd_ssthresh;
+	if (ssthresh > MLAB_INFINITE_SSTHRESH) {
+		ssthresh = mlab_after_loss_at(sk, alg, w);
+		tp->snd_ssthresh = ssthresh;
+	}
+	if (tp->snd_cwnd > w)
+		tp->snd_cwnd = ssthresh < w ? ssthresh : w;
+	mlab_ca_of(sk)->repairs++;
+	mlab_publish_repair(sk);
 }
 
 #endif /* MLAB_KERN_H */

@@ -39,6 +39,7 @@ u32 BPF_PROG(olia_ssthresh, struct sock *sk)
 SEC("struct_ops")
 void BPF_PROG(olia_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 {
+	mlab_repair(sk, MLAB_ALG_OLIA);
 	mlab_ca_of(sk)->loss3 = mlab_tcp_sk(sk)->snd_una;
 }
 

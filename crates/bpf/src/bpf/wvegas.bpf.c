@@ -50,6 +50,7 @@ void BPF_PROG(wvegas_pkts_acked, struct sock *sk, const struct ack_sample *sampl
 	struct mlab_ca *ca = mlab_ca_of(sk);
 	s32 rtt = sample->rtt_us;
 
+	mlab_repair(sk, MLAB_ALG_WVEGAS);
 	if (rtt <= 0)
 		return;
 	if (!ca->base_rtt_us || (u32)rtt < ca->base_rtt_us)
