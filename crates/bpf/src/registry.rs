@@ -211,7 +211,7 @@ impl Registry {
     /// Sockets currently running `a` (entries of its pinned state map).
     pub fn sockets(&self, a: Algorithm) -> usize {
         MapHandle::from_pinned_path(self.state_map_path(a))
-            .map(|m| m.keys().count())
+            .map(|m| m.keys().filter(|k| crate::state::is_socket_key(k)).count())
             .unwrap_or(0)
     }
 

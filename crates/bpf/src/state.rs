@@ -222,18 +222,44 @@ pub fn decode(b: &[u8]) -> Option<SubflowInfo> {
     })
 }
 
+/// The key of the entry that holds an algorithm's totals rather than a socket's state
+/// (`MLAB_TOTALS_KEY` in mlab_kern.h: no socket has address 0).
+const TOTALS_KEY: u64 = 0;
+
+/// Whether a state map key is a socket's (every key but the totals').
+pub(crate) fn is_socket_key(key: &[u8]) -> bool {
+    key != TOTALS_KEY.to_ne_bytes()
+}
+
+/// An installed algorithm's state map, if it has the layout this build reads.
+fn state_map(registry: &Registry, a: Algorithm) -> Option<MapHandle> {
+    let map = MapHandle::from_pinned_path(registry.state_map_path(a)).ok()?;
+    (map.value_size() as usize == INFO_SIZE).then_some(map)
+}
+
 /// Every socket's published state for one installed algorithm.
 pub fn read(registry: &Registry, a: Algorithm) -> Vec<SubflowInfo> {
-    let Ok(map) = MapHandle::from_pinned_path(registry.state_map_path(a)) else {
+    let Some(map) = state_map(registry, a) else {
         return Vec::new();
     };
-    if map.value_size() as usize != INFO_SIZE {
-        return Vec::new();
-    }
     map.keys()
+        .filter(|k| is_socket_key(k))
         .filter_map(|k| map.lookup(&k, MapFlags::ANY).ok().flatten())
         .filter_map(|v| decode(&v))
         .collect()
+}
+
+/// How many thresholds and windows the installed algorithm has repaired since it was
+/// loaded, over all sockets, closed ones included (0 if it is not installed).
+pub fn repairs_total(registry: &Registry, a: Algorithm) -> u64 {
+    state_map(registry, a)
+        .and_then(|map| {
+            map.lookup(&TOTALS_KEY.to_ne_bytes(), MapFlags::ANY)
+                .ok()
+                .flatten()
+        })
+        .and_then(|v| RawInfo::from_bytes(&v))
+        .map_or(0, |r| u64::from(r.repairs))
 }
 
 /// All installed algorithms' sockets, grouped by MPTCP connection.

@@ -171,6 +171,14 @@ fn e3_on_the_kernel_matches_table_3_and_leaves_nothing_even_after_a_crash() {
     assert_eq!(metric("kernel.a.MPTcpExtMPCapableSYNRX"), Some(1.0));
     assert!(metric("kernel.a.MPTcpExtMPJoinSynRx").unwrap() >= 1.0);
     assert_eq!(metric("kernel.mptcp_fallbacks"), Some(0.0));
+    // The Balia variant says how many of its callbacks the kernel skipped (whatever this
+    // kernel did); the Reno ones run no program of ours and have no such figure.
+    assert!(metric("kernel.cc_repairs").is_some_and(|n| n >= 0.0));
+    for v in summary["variants"].as_array().unwrap() {
+        if v["name"] != "mode=mptcp-balia" {
+            assert!(v["metrics"]["kernel.cc_repairs"].is_null(), "{}", v["name"]);
+        }
+    }
     // Every variant's run reports the emulator's own losses and lateness apart from the
     // links' drops, with the flag; a run that is flagged says so at the end of the output.
     for v in summary["variants"].as_array().unwrap() {

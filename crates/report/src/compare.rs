@@ -96,6 +96,7 @@ fn kernel_notes(s: &Summary) -> Vec<String> {
                 .filter_map(|(k, m)| {
                     let shown = match Diagnostic::parse(k)? {
                         Diagnostic::MptcpFallbacks => "mptcp_fallbacks".to_string(),
+                        Diagnostic::CcRepairs => "cc_repairs".to_string(),
                         Diagnostic::HostCounter { host, counter }
                             if EXPLAINING.contains(&counter.as_str()) =>
                         {

@@ -251,6 +251,10 @@ impl Entity {
 pub enum Diagnostic {
     /// MPTCP connections that fell back to TCP (`kernel.mptcp_fallbacks`).
     MptcpFallbacks,
+    /// Thresholds and windows our eBPF congestion controls restored during the run after
+    /// the kernel skipped one of their callbacks (`kernel.cc_repairs`; docs/kernel-cc.md,
+    /// "Skipped callbacks").
+    CcRepairs,
     /// A host's kernel counter (`kernel.<host>.<counter>`, as nstat names it).
     HostCounter { host: String, counter: String },
     /// The emulator's own figures (`emulator.<what>`).
@@ -261,6 +265,7 @@ impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Diagnostic::MptcpFallbacks => write!(f, "kernel.mptcp_fallbacks"),
+            Diagnostic::CcRepairs => write!(f, "kernel.cc_repairs"),
             Diagnostic::HostCounter { host, counter } => write!(f, "kernel.{host}.{counter}"),
             Diagnostic::Emulator(what) => write!(f, "emulator.{what}"),
         }
@@ -275,8 +280,10 @@ impl From<Diagnostic> for String {
 
 impl Diagnostic {
     pub fn parse(name: &str) -> Option<Diagnostic> {
-        if name == "kernel.mptcp_fallbacks" {
-            return Some(Diagnostic::MptcpFallbacks);
+        match name {
+            "kernel.mptcp_fallbacks" => return Some(Diagnostic::MptcpFallbacks),
+            "kernel.cc_repairs" => return Some(Diagnostic::CcRepairs),
+            _ => {}
         }
         if let Some(rest) = name.strip_prefix("kernel.") {
             let (host, counter) = rest.rsplit_once('.')?;
@@ -319,6 +326,7 @@ mod tests {
         );
         for d in [
             "kernel.mptcp_fallbacks",
+            "kernel.cc_repairs",
             "kernel.s1.MPTcpExtMPCapableSYNRX",
             "emulator.late_p99_us",
         ] {

@@ -36,7 +36,7 @@ struct mlab_subflow_info {
 	u8 algorithm;
 	s32 alpha_sign;   /* OLIA's alpha can be negative */
 	u32 self_index;
-	u32 repairs;      /* see mlab_repair() in mlab_kern.h */
+	u32 repairs;      /* see mlab_repair() in mlab_kern.h; key 0: the algorithm's total */
 	u32 pad;
 };
 

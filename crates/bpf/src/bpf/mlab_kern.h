@@ -76,6 +76,11 @@ struct {
 	__type(value, struct mlab_subflow_info);
 } mlab_subflows SEC(".maps");
 
+/* Key 0 (no socket's address) holds the algorithm's totals: `repairs` counts every repair
+ * (mlab_repair) since the program was loaded, across sockets that are gone; `cc show`
+ * skips it, and the kernel backend reports its change over a run. */
+#define MLAB_TOTALS_KEY 0
+
 /* The value a new entry starts from (update takes a value; the stack has no room). */
 const struct mlab_subflow_info mlab_no_info = {};
 
@@ -362,6 +367,21 @@ static __always_inline void mlab_publish_repair(struct sock *sk)
 	info->updated_ns = bpf_ktime_get_ns();
 }
 
+static __always_inline void mlab_count_repair(void)
+{
+	struct mlab_subflow_info *totals;
+	u64 key = MLAB_TOTALS_KEY;
+
+	totals = bpf_map_lookup_elem(&mlab_subflows, &key);
+	if (!totals) {
+		bpf_map_update_elem(&mlab_subflows, &key, &mlab_no_info, BPF_NOEXIST);
+		totals = bpf_map_lookup_elem(&mlab_subflows, &key);
+		if (!totals)
+			return;
+	}
+	__sync_fetch_and_add(&totals->repairs, 1);
+}
+
 /* The threshold the algorithm's ssthresh op returns for a window of w packets. */
 static __always_inline u32 mlab_after_loss_at(struct sock *sk, const u8 alg, u32 w)
 {
@@ -409,6 +429,7 @@ static __always_inline void mlab_repair(struct sock *sk, const u8 alg)
 		tp->snd_cwnd = ssthresh < w ? ssthresh : w;
 	mlab_ca_of(sk)->repairs++;
 	mlab_publish_repair(sk);
+	mlab_count_repair();
 }
 
 #endif /* MLAB_KERN_H */

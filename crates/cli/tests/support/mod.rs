@@ -156,6 +156,14 @@ impl TestRegistry {
         ]
     }
 
+    /// The same registry as the library sees it.
+    pub fn registry(&self) -> mptcp_bpf::Registry {
+        mptcp_bpf::Registry {
+            root: self.root.clone(),
+            prefix: self.prefix.clone(),
+        }
+    }
+
     pub fn name(&self, algorithm: &str) -> String {
         format!("{}{algorithm}", self.prefix)
     }

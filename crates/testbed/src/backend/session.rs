@@ -171,6 +171,15 @@ impl KernelSession {
         Ok(())
     }
 
+    /// Thresholds and windows this session's eBPF algorithms have repaired since they were
+    /// installed, over every socket (docs/kernel-cc.md, "Skipped callbacks").
+    pub fn cc_repairs(&self) -> u64 {
+        self.installed
+            .iter()
+            .map(|a| mptcp_bpf::state::repairs_total(&self.registry, *a))
+            .sum()
+    }
+
     pub fn run(
         &self,
         sc: &Scenario,
@@ -230,9 +239,11 @@ impl Backend for KernelBackend {
     fn run(&mut self, sc: &Scenario, seed: u64, progress: &mut dyn Progress) -> Result<RunResult> {
         self.session.prepare(sc)?;
         let captures = capture_files(sc, &self.pcap_links, &self.pcap_dir, seed)?;
+        let repairs_before = self.session.cc_repairs();
         let run = self
             .session
             .run(sc, seed, captures, &self.sysctls, |f| progress.fraction(f))?;
+        let repairs = self.session.cc_repairs().saturating_sub(repairs_before);
         let e = &run.emulator;
         let variant = sc.variant_name();
         let mut result = run.result;
@@ -274,6 +285,19 @@ impl Backend for KernelBackend {
                 let name = scenario::metrics::Diagnostic::Emulator(what.into());
                 result.metrics.insert(name.into(), v as f64);
             }
+        }
+        if sc.flows.iter().any(|f| Algorithm::of(f.cc).is_some()) {
+            result.metrics.insert(
+                scenario::metrics::Diagnostic::CcRepairs.into(),
+                repairs as f64,
+            );
+        }
+        if repairs > 0 {
+            progress.note(&format!(
+                "warning: {variant} seed {seed}: the kernel skipped {repairs} callback(s) of our \
+                 congestion controls, each repaired one ACK later (kernel.cc_repairs; \
+                 docs/kernel-cc.md, \"Skipped callbacks\")"
+            ));
         }
         let fraction = scenario::metrics::Diagnostic::Emulator("own_loss_fraction".into());
         result
