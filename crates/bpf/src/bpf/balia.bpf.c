@@ -38,10 +38,7 @@ u32 BPF_PROG(balia_undo_cwnd, struct sock *sk)
 SEC("struct_ops")
 u32 BPF_PROG(balia_ssthresh, struct sock *sk)
 {
-	struct mlab_set vs;
-
-	mlab_collect(sk, &vs);
-	return mlab_balia_after_loss(&vs);
+	return mlab_after_loss_at(sk, MLAB_ALG_BALIA, mlab_tcp_sk(sk)->snd_cwnd);
 }
 
 SEC("struct_ops")

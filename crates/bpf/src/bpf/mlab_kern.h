@@ -223,6 +223,17 @@ static __always_inline void mlab_grow(struct sock *sk, struct mlab_ca *ca, s64 i
 	tp->snd_cwnd = cwnd ? cwnd : 1;
 }
 
+/* The state map's entry under `key`, created empty if missing; NULL when the map is full. */
+static __always_inline struct mlab_subflow_info *mlab_info_entry(u64 key)
+{
+	struct mlab_subflow_info *info = bpf_map_lookup_elem(&mlab_subflows, &key);
+
+	if (info)
+		return info;
+	bpf_map_update_elem(&mlab_subflows, &key, &mlab_no_info, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&mlab_subflows, &key);
+}
+
 /* Publishes the subflow's coupling state for `cc show`. */
 static __always_inline void mlab_publish(struct sock *sk, const struct mlab_set *vs, u8 alg,
 					 mlab_num alpha, s32 alpha_sign, u32 sets,
@@ -238,13 +249,9 @@ static __always_inline void mlab_publish(struct sock *sk, const struct mlab_set 
 
 	if (self >= MLAB_MAX_SUBFLOWS)
 		return;
-	info = bpf_map_lookup_elem(&mlab_subflows, &key);
-	if (!info) {
-		bpf_map_update_elem(&mlab_subflows, &key, &mlab_no_info, BPF_NOEXIST);
-		info = bpf_map_lookup_elem(&mlab_subflows, &key);
-		if (!info)
-			return; /* the map is full: this socket goes unlisted */
-	}
+	info = mlab_info_entry(key);
+	if (!info)
+		return; /* the map is full: this socket goes unlisted */
 	me = &vs->sf[self];
 	mlab_couple(vs, &c);
 	rate = mlab_is_coupled(me) ? mlab_rate(me) : 0;
@@ -369,20 +376,14 @@ static __always_inline void mlab_publish_repair(struct sock *sk)
 
 static __always_inline void mlab_count_repair(void)
 {
-	struct mlab_subflow_info *totals;
-	u64 key = MLAB_TOTALS_KEY;
+	struct mlab_subflow_info *totals = mlab_info_entry(MLAB_TOTALS_KEY);
 
-	totals = bpf_map_lookup_elem(&mlab_subflows, &key);
-	if (!totals) {
-		bpf_map_update_elem(&mlab_subflows, &key, &mlab_no_info, BPF_NOEXIST);
-		totals = bpf_map_lookup_elem(&mlab_subflows, &key);
-		if (!totals)
-			return;
-	}
-	__sync_fetch_and_add(&totals->repairs, 1);
+	if (totals)
+		__sync_fetch_and_add(&totals->repairs, 1);
 }
 
-/* The threshold the algorithm's ssthresh op returns for a window of w packets. */
+/* The algorithm's threshold after a loss at a window of w packets: what its ssthresh op
+ * returns (with w = snd_cwnd) and what mlab_repair restores (with w = prior_cwnd). */
 static __always_inline u32 mlab_after_loss_at(struct sock *sk, const u8 alg, u32 w)
 {
 	struct mlab_set vs;
