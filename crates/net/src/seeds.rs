@@ -19,6 +19,8 @@ pub enum Stream {
     Select = 4,
     /// A link's delay drawn per scenario (index: the link).
     Delay = 5,
+    /// A host's processing jitter on one interface (index: the direction leaving it).
+    HostJitter = 6,
 }
 
 /// The seed of stream `index` of `kind`: splitmix64's finaliser over the run's seed mixed

@@ -97,6 +97,8 @@ pub struct Node {
     pub name: String,
     pub kind: NodeKind,
     pub interfaces: Vec<Interface>,
+    /// A host's processing jitter (`[[node]] jitter`); zero for none, and for routers.
+    pub jitter: Duration,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -233,6 +233,11 @@ pub enum NodeKind {
 pub struct NodeSpec {
     pub name: String,
     pub kind: NodeKind,
+    /// A host's processing jitter (simulator only): each packet it sends leaves after a
+    /// delay drawn uniformly from `[0, jitter)`, never before one it sent earlier on the
+    /// same interface. Zero (the default): at once.
+    #[serde(default)]
+    pub jitter: Duration,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]

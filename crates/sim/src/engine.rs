@@ -32,6 +32,9 @@ pub enum Ev {
     Trace,
     /// End of the warm-up: counters are snapshotted.
     Warmup,
+    /// A host with jitter lets its next packet on an interface go (the direction leaving
+    /// it): see `jitter`.
+    HostSend(u32),
 }
 
 pub type EventQueue = net::EventQueue<Ev>;

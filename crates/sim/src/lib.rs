@@ -3,13 +3,14 @@
 //!
 //! Layout: `connection` (the two sans-I/O endpoints of a connection and their timer table),
 //! `tcp` (one subflow's sender and receiver), `mptcp` (path manager, scheduler, data level,
-//! stale subflows), `traffic` (the applications), `world` (the fabric, the dispatcher and the
-//! measurements, driven by `engine`'s event queue).
+//! stale subflows), `traffic` (the applications), `jitter` (hosts' processing times), `world`
+//! (the fabric, the dispatcher and the measurements, driven by `engine`'s event queue).
 
 pub mod capture;
 pub mod connection;
 pub mod engine;
 pub mod ids;
+mod jitter;
 pub mod mptcp;
 pub mod packet;
 mod ranges;

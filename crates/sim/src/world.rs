@@ -7,6 +7,7 @@ use crate::capture::{LinkCaptures, Sender};
 use crate::connection::{Client, ConnConfig, Path, Server, ServerEvent};
 use crate::engine::{End, Ev, EventQueue};
 use crate::ids::{ConnId, FlowId};
+use crate::jitter::HostJitter;
 use crate::packet::{HEADER_BYTES, InFlight, MSS, Packet, PacketStore, Transmit};
 use crate::tcp::receive_window::{RMEM_MAX, ReceiveBuffer};
 use crate::traffic::FlowSource;
@@ -97,6 +98,8 @@ pub struct World<'s> {
     receivers_at_warmup: Option<Vec<measure::ReceiverSegments>>,
     /// The links captured (`--pcap`), if any.
     captures: Option<Box<LinkCaptures>>,
+    /// The hosts' processing jitter, if any host has one.
+    jitter: Option<Box<HostJitter>>,
 }
 
 impl<'s> World<'s> {
@@ -137,6 +140,7 @@ impl<'s> World<'s> {
             packet_hops: 0,
             receivers_at_warmup: None,
             captures: None,
+            jitter: HostJitter::new(sc, seed).map(Box::new),
         }
     }
 
@@ -213,6 +217,15 @@ impl<'s> World<'s> {
                 self.trace();
                 self.queue
                     .push(self.now + trace_interval(self.sc), Ev::Trace);
+            }
+            Ev::HostSend(dir) => {
+                let released = self
+                    .jitter
+                    .as_mut()
+                    .and_then(|j| j.release(DirId(dir as usize)));
+                if let Some(in_flight) = released {
+                    self.enter_first_hop(in_flight);
+                }
             }
             Ev::Warmup => {
                 self.fabric.sync_stats(self.now);
@@ -352,8 +365,11 @@ impl<'s> World<'s> {
         self.link_meter.trace(self.now, &self.fabric.links);
     }
 
-    /// Puts a packet on the first hop of its route.
+    /// Puts a packet on the first hop of its route (after its host's jitter, if it has one).
     fn inject(&mut self, out: Transmit) {
+        if self.jitter.is_some() {
+            return self.inject_after_jitter(out);
+        }
         self.packet_hops += 1;
         let pkt = out.packet;
         // The packet is copied into the store after the link's work (see `reserve`).
@@ -362,6 +378,36 @@ impl<'s> World<'s> {
             .fabric
             .enter(self.now, in_flight, &mut link_wake(&mut self.queue));
         self.packets.fill(in_flight.id, pkt);
+        if let Some((dropped, _)) = entered.dropped {
+            self.packets.discard(dropped.id);
+        }
+    }
+
+    /// `inject` when some host has a jitter: a packet from such a host waits there until
+    /// its departure (`Ev::HostSend`); the others go at once. Apart, so that the usual path
+    /// stays as short as it was.
+    #[cold]
+    fn inject_after_jitter(&mut self, out: Transmit) {
+        let pkt = out.packet;
+        let in_flight = self.packets.reserve(&pkt, out.route);
+        self.packets.fill(in_flight.id, pkt);
+        let dir = self.fabric.routes.hops(out.route)[0];
+        let departure = self
+            .jitter
+            .as_mut()
+            .and_then(|jitter| jitter.hold(dir, self.now, in_flight));
+        match departure {
+            Some(t) => self.queue.push(t, Ev::HostSend(dir.index() as u32)),
+            None => self.enter_first_hop(in_flight),
+        }
+    }
+
+    /// A packet leaves its host after its jitter: onto the first link of its route.
+    fn enter_first_hop(&mut self, in_flight: InFlight) {
+        self.packet_hops += 1;
+        let entered = self
+            .fabric
+            .enter(self.now, in_flight, &mut link_wake(&mut self.queue));
         if let Some((dropped, _)) = entered.dropped {
             self.packets.discard(dropped.id);
         }

@@ -167,12 +167,15 @@ fn scenario() -> impl Strategy<Value = (String, u64)> {
                 100u64..1000,
                 // The scenario's seed draws the links' delays.
                 0u64..1_000_000,
+                // The hosts' jitter, microseconds: none half the time.
+                prop_oneof![Just(0u64), 1u64..2_000],
             )
         })
-        .prop_map(|(links, groups, events, duration_ms, interval_ms, draw_seed)| {
+        .prop_map(|(links, groups, events, duration_ms, interval_ms, draw_seed, jitter_us)| {
             let mut t = format!(
                 "[scenario]\nname = \"random\"\nduration = \"{duration_ms}ms\"\nseed = {draw_seed}\n\
-                 [[node]]\nname = \"src\"\nkind = \"host\"\n[[node]]\nname = \"dst\"\nkind = \"host\"\n"
+                 [[node]]\nname = \"src\"\nkind = \"host\"\njitter = \"{jitter_us}us\"\n\
+                 [[node]]\nname = \"dst\"\nkind = \"host\"\njitter = \"{jitter_us}us\"\n"
             );
             for (i, l) in links.iter().enumerate() {
                 write!(

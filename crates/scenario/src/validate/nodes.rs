@@ -1,8 +1,8 @@
-//! `[[node]]`: names and kinds.
+//! `[[node]]`: names, kinds and hosts' jitter.
 
 use super::{Problems, at, key};
 use crate::model::{Node, NodeId};
-use crate::spec::NodeSpec;
+use crate::spec::{NodeKind, NodeSpec};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
@@ -50,10 +50,21 @@ pub fn check<'s>(specs: &'s [NodeSpec], p: &mut Problems) -> Nodes<'s> {
                 names.push(n.name.as_str());
             }
         }
+        if n.kind == NodeKind::Router && n.jitter.0 > 0 {
+            p.push(
+                at("node", i, "jitter"),
+                format!(
+                    "router `{}` has a jitter: it is a host's own processing time (routers \
+                     forward at once); set it on the hosts that send",
+                    n.name
+                ),
+            );
+        }
         list.push(Node {
             name: n.name.clone(),
             kind: n.kind,
             interfaces: Vec::new(),
+            jitter: n.jitter,
         });
     }
     Nodes { list, index, names }

@@ -56,7 +56,8 @@ fn kernel_algorithms() -> Vec<String> {
 
 /// Why this kernel cannot run `sc`, if it cannot: an algorithm with neither an eBPF
 /// program of ours nor a kernel implementation, path selection the programs cannot do, or
-/// a receiver trace (which the backend does not sample).
+/// a receiver trace (which the backend does not sample), or a host's jitter (which real
+/// hosts bring themselves).
 pub fn unsupported(sc: &Scenario) -> Option<String> {
     if sc.measure.trace_receiver {
         return Some(
@@ -71,6 +72,13 @@ pub fn unsupported(sc: &Scenario) -> Option<String> {
              run's registry, which the run prints, shows the coupling state)"
                 .into(),
         );
+    }
+    if let Some(node) = sc.nodes.iter().find(|n| n.jitter.0 > 0) {
+        return Some(format!(
+            "node `{}` has a jitter, which is simulator-only: the kernel's hosts are real and \
+             take their own processing time (set it to 0 for this backend)",
+            node.name
+        ));
     }
     if let Some(why) = super::matcp::unsupported(sc) {
         return Some(why);
@@ -376,6 +384,10 @@ mod tests {
         sc.measure.trace_cc = true;
         let why = unsupported(&sc).expect("refused");
         assert!(why.contains("trace_cc is simulator-only"), "{why}");
+        sc.measure.trace_cc = false;
+        sc.nodes[0].jitter = scenario::units::Duration(20_000);
+        let why = unsupported(&sc).expect("refused");
+        assert!(why.contains("jitter, which is simulator-only"), "{why}");
     }
 
     #[test]
