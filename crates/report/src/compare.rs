@@ -1,8 +1,11 @@
 //! Two results of the same scenario side by side (typically the simulator's and the kernel
-//! backend's): every checked metric and every group goodput with the published figure, both
-//! values and their difference; every ordering, whether it holds in each.
+//! backend's): every checked metric, every group's goodput and flow completion time with
+//! the published figure, both values, their difference and whether it lies inside the two
+//! runs' seed spread; how many of all the metrics both have differ by more than it (the
+//! `--html` page lists them all); every ordering, whether it holds in each.
 
-use crate::summary::{Summary, VariantSummary};
+use crate::compare_html::within_spread;
+use crate::summary::{MetricStats, Summary, VariantSummary, per_seed_ratios};
 use crate::verdict::Verdict;
 use scenario::metrics::{Diagnostic, Entity, Metric, Quantity};
 use std::fmt::Write;
@@ -12,7 +15,7 @@ fn fmt(v: Option<f64>) -> String {
 }
 
 /// The metrics worth comparing in a variant: those checked against published figures or
-/// bounds, then every group's goodput.
+/// bounds, then every group's goodput and flow completion time.
 fn metrics_of(v: &VariantSummary) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     for c in &v.checks {
@@ -25,22 +28,67 @@ fn metrics_of(v: &VariantSummary) -> Vec<String> {
         }
     }
     for k in v.metrics.keys() {
-        if is_group_goodput(k) && !names.contains(k) {
+        if is_group_headline(k) && !names.contains(k) {
             names.push(k.clone());
         }
     }
     names
 }
 
-/// `group.<name>.goodput_mbps`: a group's goodput (not a subflow's).
-fn is_group_goodput(name: &str) -> bool {
+/// `group.<name>.goodput_mbps` or `group.<name>.fct_s`: a group's goodput (not a
+/// subflow's) or its flows' completion time.
+fn is_group_headline(name: &str) -> bool {
     matches!(
         Metric::parse(name),
         Some(Metric {
             entity: Entity::Group(_),
-            quantity: Quantity::GoodputMbps
+            quantity: Quantity::GoodputMbps | Quantity::FctS
         })
     )
+}
+
+/// A compared metric's values over seeds: its own, or for a ratio `a / b` the ratio in
+/// each seed (when both have every seed).
+fn stats_of(v: &VariantSummary, name: &str) -> Option<MetricStats> {
+    let Some((a, b)) = name.split_once(" / ") else {
+        return v.metrics.get(name).cloned();
+    };
+    per_seed_ratios(v.metrics.get(a), v.metrics.get(b))
+}
+
+/// Whether the two values of a compared metric differ by no more than their seed spread:
+/// `yes`, `**no**`, or `–` with one seed each.
+fn spread_verdict(va: &VariantSummary, vb: &VariantSummary, name: &str) -> &'static str {
+    let judged = stats_of(va, name)
+        .zip(stats_of(vb, name))
+        .and_then(|(a, b)| within_spread(&a, &b));
+    match judged {
+        Some(true) => "yes",
+        Some(false) => "**no**",
+        None => "–",
+    }
+}
+
+/// Of every metric both variants of every pair have: how many, how many have a seed
+/// spread, and how many of those differ by more than it.
+fn all_metrics_tally(a: &Summary, b: &Summary) -> (usize, usize, usize) {
+    let (mut both, mut judged, mut outside) = (0, 0, 0);
+    for va in &a.variants {
+        let Some(vb) = b.variants.iter().find(|v| v.name == va.name) else {
+            continue;
+        };
+        for (k, ma) in &va.metrics {
+            let Some(mb) = vb.metrics.get(k) else {
+                continue;
+            };
+            both += 1;
+            if let Some(inside) = within_spread(ma, mb) {
+                judged += 1;
+                outside += usize::from(!inside);
+            }
+        }
+    }
+    (both, judged, outside)
 }
 
 fn value(v: &VariantSummary, name: &str) -> Option<f64> {
@@ -117,7 +165,9 @@ pub fn compare(a: &Summary, b: &Summary) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "## {}: {} against {}\n\n{}\n\nSeeds: {} {:?}, {} {:?}. Difference is {} minus {}.\n",
+        "## {}: {} against {}\n\n{}\n\nSeeds: {} {:?}, {} {:?}. Difference is {} minus {}; it is \
+         inside the seed spread when at most the sum of the two standard deviations over seeds \
+         (for a ratio, of its per-seed values).\n",
         a.scenario,
         b.backend,
         a.backend,
@@ -131,14 +181,14 @@ pub fn compare(a: &Summary, b: &Summary) -> String {
     );
     let _ = writeln!(
         out,
-        "| variant | metric | published | {} | {} | difference | relative |\n|---|---|---|---|---|---|---|",
+        "| variant | metric | published | {} | {} | difference | relative | inside the seed spread |\n|---|---|---|---|---|---|---|---|",
         a.backend, b.backend
     );
     for va in &a.variants {
         let Some(vb) = b.variants.iter().find(|v| v.name == va.name) else {
             let _ = writeln!(
                 out,
-                "| {} | (not run by {}) | | | | | |",
+                "| {} | (not run by {}) | | | | | | |",
                 va.name, b.backend
             );
             continue;
@@ -158,14 +208,21 @@ pub fn compare(a: &Summary, b: &Summary) -> String {
             };
             let _ = writeln!(
                 out,
-                "| {} | `{m}` | {} | {} | {} | {diff} | {rel} |",
+                "| {} | `{m}` | {} | {} | {} | {diff} | {rel} | {} |",
                 va.name,
                 published(va, &m),
                 fmt(x),
-                fmt(y)
+                fmt(y),
+                spread_verdict(va, vb, &m)
             );
         }
     }
+    let (both, judged, outside) = all_metrics_tally(a, b);
+    let _ = writeln!(
+        out,
+        "\nEvery metric both have: {both}; {judged} with a seed spread, of which {outside} \
+         outside it (`mptcp-lab compare A B --html FILE` lists them all)."
+    );
     if !a.orders.is_empty() || !b.orders.is_empty() {
         let _ = writeln!(
             out,
@@ -278,7 +335,67 @@ pub(crate) mod tests {
         let kernel = summary("kernel", &[("group.a.goodput_mbps", 3.0)]);
         let md = compare(&sim, &kernel);
         assert!(
-            md.contains("| v | `group.a.goodput_mbps` |  | 4.000 | 3.000 | -1.000 | -25 % |"),
+            md.contains("| v | `group.a.goodput_mbps` |  | 4.000 | 3.000 | -1.000 | -25 % | – |"),
+            "{md}"
+        );
+    }
+
+    fn seeds(runs: &[f64]) -> MetricStats {
+        MetricStats::of(runs)
+    }
+
+    /// A difference inside both spreads is `yes`, one beyond them `**no**`; a ratio is
+    /// judged by its per-seed values; completion times are compared too; the tally counts
+    /// every metric both have.
+    #[test]
+    fn each_difference_is_judged_against_the_seed_spread() {
+        let variant = |goodput: &[f64], tcp: &[f64], fct: &[f64], other: &[f64]| {
+            BTreeMap::from([
+                ("group.m.goodput_mbps".to_string(), seeds(goodput)),
+                ("group.t.goodput_mbps".to_string(), seeds(tcp)),
+                ("group.f.fct_s".to_string(), seeds(fct)),
+                ("link.x.ab.drops".to_string(), seeds(other)),
+            ])
+        };
+        let mut sim = summary_of(
+            "sim",
+            variant(&[4.0, 6.0], &[5.0, 5.0], &[1.0, 1.2], &[10.0, 10.0]),
+        );
+        sim.seeds = vec![1, 2];
+        sim.variants[0].checks.push(crate::summary::Check {
+            metric: "group.m.goodput_mbps".into(),
+            over: Some("group.t.goodput_mbps".into()),
+            ours: None,
+            published: None,
+            tolerance: None,
+            min: None,
+            max: None,
+            pass: true,
+            source: String::new(),
+            not_converged: None,
+        });
+        let mut kernel = summary_of(
+            "kernel",
+            variant(&[5.0, 7.0], &[5.0, 5.0], &[2.0, 2.2], &[12.0, 12.0]),
+        );
+        kernel.seeds = vec![1, 2];
+        let md = compare(&sim, &kernel);
+        // Goodput: 5 against 6, spreads 1.41 each.
+        assert!(
+            md.contains("`group.m.goodput_mbps` |  | 5.000 | 6.000 | +1.000 | +20 % | yes |"),
+            "{md}"
+        );
+        // Completion time: 1.1 against 2.1, spreads 0.14 each.
+        assert!(
+            md.contains("`group.f.fct_s` |  | 1.100 | 2.100 | +1.000 | +91 % | **no** |"),
+            "{md}"
+        );
+        // The ratio's per-seed values: 0.8, 1.2 against 1.0, 1.4.
+        assert!(md.contains("`group.m.goodput_mbps / group.t.goodput_mbps` |  | 1.000 | 1.200 | +0.200 | +20 % | yes |"), "{md}");
+        // Four metrics in both, two with a spread (the drops and the TCP goodput have none),
+        // one beyond it.
+        assert!(
+            md.contains("Every metric both have: 4; 2 with a seed spread, of which 1 outside it"),
             "{md}"
         );
     }

@@ -401,7 +401,10 @@ fn sample_of(
 }
 
 /// The ratio of two metrics in each run both have (with their values in the same runs).
-fn per_seed_ratios(a: Option<&MetricStats>, b: Option<&MetricStats>) -> Option<MetricStats> {
+pub(crate) fn per_seed_ratios(
+    a: Option<&MetricStats>,
+    b: Option<&MetricStats>,
+) -> Option<MetricStats> {
     let (a, b) = (a?, b?);
     if a.runs.len() != b.runs.len() || a.seeds != b.seeds {
         return None;
