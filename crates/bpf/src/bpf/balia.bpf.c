@@ -23,7 +23,7 @@ void BPF_PROG(balia_cong_avoid, struct sock *sk, u32 ack, u32 acked)
 }
 
 SEC("struct_ops")
-void BPF_PROG(balia_pkts_acked, struct sock *sk, const struct ack_sample *sample)
+void BPF_PROG(balia_in_ack_event, struct sock *sk, u32 flags)
 {
 	mlab_repair(sk, MLAB_ALG_BALIA);
 }
@@ -38,7 +38,7 @@ u32 BPF_PROG(balia_undo_cwnd, struct sock *sk)
 SEC("struct_ops")
 u32 BPF_PROG(balia_ssthresh, struct sock *sk)
 {
-	return mlab_after_loss_at(sk, MLAB_ALG_BALIA, mlab_tcp_sk(sk)->snd_cwnd);
+	return mlab_ssthresh(sk, MLAB_ALG_BALIA);
 }
 
 SEC("struct_ops")
@@ -55,7 +55,7 @@ struct tcp_congestion_ops balia = {
 	.cong_avoid = (void *)balia_cong_avoid,
 	.set_state = (void *)balia_set_state,
 	.undo_cwnd = (void *)balia_undo_cwnd,
-	.pkts_acked = (void *)balia_pkts_acked,
+	.in_ack_event = (void *)balia_in_ack_event,
 	.name = "balia",
 	.flags = MLAB_CA_FLAGS,
 };

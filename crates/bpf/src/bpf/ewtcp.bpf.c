@@ -25,7 +25,7 @@ void BPF_PROG(ewtcp_cong_avoid, struct sock *sk, u32 ack, u32 acked)
 }
 
 SEC("struct_ops")
-void BPF_PROG(ewtcp_pkts_acked, struct sock *sk, const struct ack_sample *sample)
+void BPF_PROG(ewtcp_in_ack_event, struct sock *sk, u32 flags)
 {
 	mlab_repair(sk, MLAB_ALG_EWTCP);
 }
@@ -39,7 +39,7 @@ u32 BPF_PROG(ewtcp_undo_cwnd, struct sock *sk)
 SEC("struct_ops")
 u32 BPF_PROG(ewtcp_ssthresh, struct sock *sk)
 {
-	return mlab_reno_ssthresh(sk);
+	return mlab_ssthresh(sk, MLAB_ALG_EWTCP);
 }
 
 SEC("struct_ops")
@@ -56,7 +56,7 @@ struct tcp_congestion_ops ewtcp = {
 	.cong_avoid = (void *)ewtcp_cong_avoid,
 	.set_state = (void *)ewtcp_set_state,
 	.undo_cwnd = (void *)ewtcp_undo_cwnd,
-	.pkts_acked = (void *)ewtcp_pkts_acked,
+	.in_ack_event = (void *)ewtcp_in_ack_event,
 	.name = "ewtcp",
 	.flags = MLAB_CA_FLAGS,
 };

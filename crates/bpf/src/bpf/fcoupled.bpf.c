@@ -28,7 +28,7 @@ void BPF_PROG(fcoupled_cong_avoid, struct sock *sk, u32 ack, u32 acked)
 }
 
 SEC("struct_ops")
-void BPF_PROG(fcoupled_pkts_acked, struct sock *sk, const struct ack_sample *sample)
+void BPF_PROG(fcoupled_in_ack_event, struct sock *sk, u32 flags)
 {
 	mlab_repair(sk, MLAB_ALG_FULLY_COUPLED);
 }
@@ -43,7 +43,7 @@ u32 BPF_PROG(fcoupled_undo_cwnd, struct sock *sk)
 SEC("struct_ops")
 u32 BPF_PROG(fcoupled_ssthresh, struct sock *sk)
 {
-	return mlab_after_loss_at(sk, MLAB_ALG_FULLY_COUPLED, mlab_tcp_sk(sk)->snd_cwnd);
+	return mlab_ssthresh(sk, MLAB_ALG_FULLY_COUPLED);
 }
 
 SEC("struct_ops")
@@ -60,7 +60,7 @@ struct tcp_congestion_ops fcoupled = {
 	.cong_avoid = (void *)fcoupled_cong_avoid,
 	.set_state = (void *)fcoupled_set_state,
 	.undo_cwnd = (void *)fcoupled_undo_cwnd,
-	.pkts_acked = (void *)fcoupled_pkts_acked,
+	.in_ack_event = (void *)fcoupled_in_ack_event,
 	.name = "fcoupled",
 	.flags = MLAB_CA_FLAGS,
 };

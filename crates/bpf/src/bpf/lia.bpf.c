@@ -23,7 +23,7 @@ void BPF_PROG(lia_cong_avoid, struct sock *sk, u32 ack, u32 acked)
 }
 
 SEC("struct_ops")
-void BPF_PROG(lia_pkts_acked, struct sock *sk, const struct ack_sample *sample)
+void BPF_PROG(lia_in_ack_event, struct sock *sk, u32 flags)
 {
 	mlab_repair(sk, MLAB_ALG_LIA);
 }
@@ -37,7 +37,7 @@ u32 BPF_PROG(lia_undo_cwnd, struct sock *sk)
 SEC("struct_ops")
 u32 BPF_PROG(lia_ssthresh, struct sock *sk)
 {
-	return mlab_reno_ssthresh(sk);
+	return mlab_ssthresh(sk, MLAB_ALG_LIA);
 }
 
 SEC("struct_ops")
@@ -54,7 +54,7 @@ struct tcp_congestion_ops lia = {
 	.cong_avoid = (void *)lia_cong_avoid,
 	.set_state = (void *)lia_set_state,
 	.undo_cwnd = (void *)lia_undo_cwnd,
-	.pkts_acked = (void *)lia_pkts_acked,
+	.in_ack_event = (void *)lia_in_ack_event,
 	.name = "lia",
 	.flags = MLAB_CA_FLAGS,
 };

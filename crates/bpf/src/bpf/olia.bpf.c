@@ -4,6 +4,12 @@
 #include "mlab_coupled.h"
 
 SEC("struct_ops")
+void BPF_PROG(olia_in_ack_event, struct sock *sk, u32 flags)
+{
+	mlab_repair(sk, MLAB_ALG_OLIA);
+}
+
+SEC("struct_ops")
 void BPF_PROG(olia_init, struct sock *sk)
 {
 	mlab_init_ca(sk);
@@ -31,7 +37,7 @@ u32 BPF_PROG(olia_undo_cwnd, struct sock *sk)
 SEC("struct_ops")
 u32 BPF_PROG(olia_ssthresh, struct sock *sk)
 {
-	return mlab_reno_ssthresh(sk);
+	return mlab_ssthresh(sk, MLAB_ALG_OLIA);
 }
 
 /* loss3 follows snd_una; on entering Loss, Recovery or CWR (ECN counts as a loss) the
@@ -39,7 +45,6 @@ u32 BPF_PROG(olia_ssthresh, struct sock *sk)
 SEC("struct_ops")
 void BPF_PROG(olia_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 {
-	mlab_repair(sk, MLAB_ALG_OLIA);
 	mlab_ca_of(sk)->loss3 = mlab_tcp_sk(sk)->snd_una;
 }
 
@@ -65,6 +70,7 @@ struct tcp_congestion_ops olia = {
 	.cong_avoid = (void *)olia_cong_avoid,
 	.set_state = (void *)olia_set_state,
 	.pkts_acked = (void *)olia_pkts_acked,
+	.in_ack_event = (void *)olia_in_ack_event,
 	.undo_cwnd = (void *)olia_undo_cwnd,
 	.name = "olia",
 	.flags = MLAB_CA_FLAGS,

@@ -28,6 +28,12 @@ static __always_inline void wvegas_publish(struct sock *sk, const struct mlab_se
 }
 
 SEC("struct_ops")
+void BPF_PROG(wvegas_in_ack_event, struct sock *sk, u32 flags)
+{
+	mlab_repair(sk, MLAB_ALG_WVEGAS);
+}
+
+SEC("struct_ops")
 void BPF_PROG(wvegas_init, struct sock *sk)
 {
 	struct mlab_set vs;
@@ -50,7 +56,6 @@ void BPF_PROG(wvegas_pkts_acked, struct sock *sk, const struct ack_sample *sampl
 	struct mlab_ca *ca = mlab_ca_of(sk);
 	s32 rtt = sample->rtt_us;
 
-	mlab_repair(sk, MLAB_ALG_WVEGAS);
 	if (rtt <= 0)
 		return;
 	if (!ca->base_rtt_us || (u32)rtt < ca->base_rtt_us)
@@ -134,7 +139,7 @@ void BPF_PROG(wvegas_cong_avoid, struct sock *sk, u32 ack, u32 acked)
 SEC("struct_ops")
 u32 BPF_PROG(wvegas_ssthresh, struct sock *sk)
 {
-	return mlab_reno_ssthresh(sk);
+	return mlab_ssthresh(sk, MLAB_ALG_WVEGAS);
 }
 
 SEC("struct_ops")
@@ -151,6 +156,7 @@ struct tcp_congestion_ops wvegas = {
 	.cong_avoid = (void *)wvegas_cong_avoid,
 	.set_state = (void *)wvegas_set_state,
 	.pkts_acked = (void *)wvegas_pkts_acked,
+	.in_ack_event = (void *)wvegas_in_ack_event,
 	.undo_cwnd = (void *)wvegas_undo_cwnd,
 	.name = "wvegas",
 	.flags = MLAB_CA_FLAGS,
