@@ -42,27 +42,24 @@ impl HostJitter {
     /// The jitter of `sc`'s hosts for a run with `seed`; `None` when no host has any (the
     /// simulator then sends every packet at once, as before this existed).
     pub fn new(sc: &Scenario, seed: u64) -> Option<Self> {
-        let mut any = false;
-        let interfaces = (0..sc.links.len() * 2)
+        let interfaces: Vec<Option<Interface>> = (0..sc.links.len() * 2)
             .map(|d| {
                 let dir = DirId(d);
                 let from = sc.links[dir.link().0].from_node(dir);
                 let bound = sc.nodes[from.0].jitter.nanos();
-                (bound > 0).then(|| {
-                    any = true;
-                    Interface {
-                        bound,
-                        last_departure: 0,
-                        waiting: VecDeque::new(),
-                        rng: Xoshiro256PlusPlus::seed_from_u64(sub_seed(
-                            seed,
-                            Stream::HostJitter,
-                            d as u64,
-                        )),
-                    }
+                (bound > 0).then(|| Interface {
+                    bound,
+                    last_departure: 0,
+                    waiting: VecDeque::new(),
+                    rng: Xoshiro256PlusPlus::seed_from_u64(sub_seed(
+                        seed,
+                        Stream::HostJitter,
+                        d as u64,
+                    )),
                 })
             })
             .collect();
+        let any = interfaces.iter().any(Option::is_some);
         any.then_some(HostJitter { interfaces })
     }
 

@@ -370,17 +370,11 @@ impl<'s> World<'s> {
         if self.jitter.is_some() {
             return self.inject_after_jitter(out);
         }
-        self.packet_hops += 1;
         let pkt = out.packet;
         // The packet is copied into the store after the link's work (see `reserve`).
         let in_flight = self.packets.reserve(&pkt, out.route);
-        let entered = self
-            .fabric
-            .enter(self.now, in_flight, &mut link_wake(&mut self.queue));
+        self.enter_first_hop(in_flight);
         self.packets.fill(in_flight.id, pkt);
-        if let Some((dropped, _)) = entered.dropped {
-            self.packets.discard(dropped.id);
-        }
     }
 
     /// `inject` when some host has a jitter: a packet from such a host waits there until
@@ -402,7 +396,9 @@ impl<'s> World<'s> {
         }
     }
 
-    /// A packet leaves its host after its jitter: onto the first link of its route.
+    /// A packet leaves its host (after its jitter, if it has one): onto the first link of
+    /// its route.
+    #[inline]
     fn enter_first_hop(&mut self, in_flight: InFlight) {
         self.packet_hops += 1;
         let entered = self

@@ -332,11 +332,6 @@ static __always_inline bool mlab_round_passed(struct sock *sk, struct mlab_ca *c
 }
 
 /* Reno's window after a loss and its undo, shared by every program. */
-static __always_inline u32 mlab_reno_ssthresh(struct sock *sk)
-{
-	return mlab_reno_after_loss(mlab_tcp_sk(sk)->snd_cwnd);
-}
-
 static __always_inline u32 mlab_undo_cwnd(struct sock *sk)
 {
 	struct tcp_sock *tp = mlab_tcp_sk(sk);
@@ -407,8 +402,8 @@ static __always_inline u32 mlab_after_loss_at(struct sock *sk, const u8 alg, u32
  * of millions of packets for the rest of the connection. Called first on every ACK,
  * before tcp_fastretrans_alert() and the window's update: the threshold becomes the
  * algorithm's for the window the reduction started from (prior_cwnd, what ssthresh()
- * would have seen), and a window above it becomes that threshold, where PRR would take it. Each repair is counted and published
- * (`cc show`), never silent. The ACK that entered the reduction has already sent with the
+ * would have seen), and a window above it becomes that threshold, where PRR would take it.
+ * Each repair is counted and published (`cc show`), never silent. The ACK that entered the reduction has already sent with the
  * bad window: this limits the damage to that one ACK. Called from in_ack_event (tcp_ack()
  * calls it through tcp_in_ack_event() before it processes the ACK) and from every ssthresh
  * op (mlab_ssthresh): with the check in pkts_acked alone, one test run still ended with a
