@@ -282,10 +282,12 @@ impl Client {
             acked: res.delivery.map_or(0, |d| d.segments) as f64,
             snd_una: tx.snd_una,
             snd_nxt: tx.snd_nxt,
-            rtt_s: res.rtt_ns.map(|r| r as f64 / 1e9),
+            rtt_s: res.ca_rtt_ns.map(|r| r as f64 / 1e9),
             cwnd_limited: tx.cwnd_limited(),
         };
-        if res.acked > 0 {
+        // `tcp_clean_rtx_queue()` calls `pkts_acked` on every ACK not older than
+        // `snd_una`, a SACK with nothing newly acknowledged included.
+        if res.delivery.is_some() {
             self.cc.pkts_acked(s, &ack);
         }
         if sf.tx.state != before {

@@ -49,6 +49,16 @@ pub const INITIAL_CWND: f64 = 10.0;
 /// The slack Linux adds to the probe and reordering timeouts (`TCP_TIMEOUT_MIN_US`).
 pub const TIMEOUT_MIN: Nanos = 2_000_000;
 
+/// What tagging one SACK block did.
+struct SackTagged {
+    /// Segments newly SACKed.
+    sacked: u64,
+    /// The earliest send time among them.
+    earliest: Option<Nanos>,
+    /// The highest of them never retransmitted, and when it was sent (`last_sackt`).
+    last_original: Option<(u64, Nanos)>,
+}
+
 /// What the transmission timer is armed for (`icsk_pending`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum XmitTimer {
@@ -102,8 +112,14 @@ pub struct AckResult {
     /// enter starts from. `None` for an ACK below `snd_una`, which Linux reads for its
     /// SACK blocks only: `tcp_ack()`'s `old_ack` path skips `tcp_cong_control()`.
     pub delivery: Option<Delivery>,
-    /// The RTT this ACK measured, nanoseconds.
-    pub rtt_ns: Option<u64>,
+    /// The RTT this ACK measured for the smoothed estimate, nanoseconds: from the echoed
+    /// timestamp, as the oldest segment it acknowledged saw it.
+    pub srtt_sample_ns: Option<u64>,
+    /// The RTT the congestion control is given, nanoseconds (`ack_sample.rtt_us`, Linux's
+    /// `ca_rtt_us`): since the most recently sent segment this ACK newly acknowledged or
+    /// SACKed was sent, never one that was retransmitted (Karn), else from the timestamp.
+    /// `tcp_clean_rtx_queue()` and `tcp_ack_update_rtt()`.
+    pub ca_rtt_ns: Option<u64>,
     /// Loss was found outside recovery (or a retransmission was lost again after a
     /// timeout): enter fast recovery.
     pub loss_detected: bool,
@@ -442,6 +458,11 @@ impl Sender {
             let n = ack.seq - self.snd_una;
             let marked = self.sacked_out + self.lost_out + self.retrans_out > 0;
             let min_rtt = self.rtt.min_rtt;
+            // `tcp_clean_rtx_queue()`: the send time of the last segment acknowledged that
+            // was neither SACKed before nor ever retransmitted (`last_ackt`); any
+            // retransmitted one (`FLAG_RETRANS_DATA_ACKED`) voids the sample.
+            let mut last_ackt = None;
+            let mut retrans_acked = false;
             if !self.sack {
                 // `tcp_remove_reno_sacks()`: one ACK fills a hole, the rest were counted
                 // as duplicate ACKs.
@@ -451,6 +472,11 @@ impl Sender {
                 let seg = self.board.pop_front().expect("outstanding");
                 let f = seg.flags;
                 delivered += (self.sack && f & SACKED == 0) as u64;
+                if f & (RETRANS | EVER_RETRANS) != 0 {
+                    retrans_acked = true;
+                } else if f & SACKED == 0 {
+                    last_ackt = Some(seg.sent_at);
+                }
                 if marked {
                     self.sacked_out -= (f & SACKED != 0) as u64;
                     self.lost_out -= (f & LOST != 0 && f & SACKED == 0) as u64;
@@ -478,8 +504,11 @@ impl Sender {
             if ack.ts > 0 {
                 let r = now.saturating_sub(ack.ts);
                 self.rtt.sample(r);
-                res.rtt_ns = Some(r);
+                res.srtt_sample_ns = Some(r);
             }
+            res.ca_rtt_ns = last_ackt
+                .filter(|_| !retrans_acked)
+                .map(|t| now.saturating_sub(t));
             self.rtt.backoff = 0;
             // `tcp_remove_reno_sacks()`: the rest of what it acknowledged were counted as
             // duplicate ACKs.
@@ -538,6 +567,7 @@ impl Sender {
         if self.sack {
             // The earliest send time among the newly SACKed segments (`first_sackt`).
             let mut first_sacked_sent = Nanos::MAX;
+            let mut last_sacked: Option<(u64, Nanos)> = None;
             let cache = self.sack_cache;
             for (k, &(a, b)) in ack.sack.iter().enumerate() {
                 self.sack_cache[k] = (0, 0);
@@ -550,12 +580,22 @@ impl Sender {
                     continue;
                 }
                 self.sack_cache[k] = (start, end);
-                let (sacked, earliest) = self.sack_range(now, start, end, &cache);
-                delivered += sacked;
-                if let Some(sent) = earliest {
+                let tagged = self.sack_range(now, start, end, &cache);
+                delivered += tagged.sacked;
+                if let Some(sent) = tagged.earliest {
                     newly_sacked = true;
                     first_sacked_sent = first_sacked_sent.min(sent);
                 }
+                // Linux tags the blocks in sequence order, so `last_sackt` is the send
+                // time of the highest original segment newly SACKed.
+                if tagged.last_original.map(|(q, _)| q) > last_sacked.map(|(q, _)| q) {
+                    last_sacked = tagged.last_original;
+                }
+            }
+            // `tcp_clean_rtx_queue()`: a SACK's sample (`last_sackt`) takes the place of
+            // the cumulative one.
+            if let Some((_, sent)) = last_sacked.filter(|_| !old_ack) {
+                res.ca_rtt_ns = Some(now.saturating_sub(sent));
             }
             // A SACK of data sent before the first unacknowledged segment was last sent
             // restarts the timer too; a later one must not, or a timeout could keep moving
@@ -565,6 +605,10 @@ impl Sender {
             if res.acked == 0 && newly_sacked && !old_ack && self.outstanding() > 0 {
                 set_xmit_timer |= first_sacked_sent < self.board[0].sent_at;
             }
+        }
+        // `tcp_ack_update_rtt()`: with neither, the echoed timestamp, if the ACK advanced.
+        if res.ca_rtt_ns.is_none() && res.acked > 0 {
+            res.ca_rtt_ns = res.srtt_sample_ns;
         }
         if let Some(episode) = self.episode.filter(|_| !old_ack) {
             res.probe_repaired_loss =
@@ -717,8 +761,9 @@ impl Sender {
         start: u64,
         end: u64,
         cache: &[(u64, u64); 3],
-    ) -> (u64, Option<Nanos>) {
+    ) -> SackTagged {
         let mut earliest: Option<Nanos> = None;
+        let mut last_original = None;
         let mut sacked = 0;
         let min_rtt = self.rtt.min_rtt;
         let mut s = start;
@@ -745,11 +790,18 @@ impl Sender {
                     let ever = f & EVER_RETRANS != 0;
                     self.rack.advance(now, ever, q + 1, seg.sent_at, min_rtt);
                     earliest = Some(earliest.map_or(seg.sent_at, |e| e.min(seg.sent_at)));
+                    if !ever {
+                        last_original = Some((q, seg.sent_at));
+                    }
                 }
             }
             s = stop;
         }
-        (sacked, earliest)
+        SackTagged {
+            sacked,
+            earliest,
+            last_original,
+        }
     }
 
     fn mark_lost(&mut self, seq: u64) -> bool {
@@ -1304,5 +1356,49 @@ mod tests {
         send_all(&mut s);
         s.on_ack(150_000_000, &ack(2, &[], 50_000_000));
         assert_eq!(s.rtt.srtt, 100_000_000);
+    }
+
+    /// Linux gives the congestion control (`ack_sample.rtt_us`) the RTT of the newest
+    /// segment an ACK newly acknowledges (`ca_rtt_us`), while the smoothed RTT takes the
+    /// echoed timestamp of the oldest: a delayed ACK's wait is in one and not the other.
+    #[test]
+    fn the_congestion_control_sees_the_newest_acknowledged_segment_s_rtt() {
+        let mut s = Sender::new(true, u64::MAX);
+        s.send_new(0, false, 0);
+        s.send_new(1, false, 5 * MS);
+        let res = s.on_ack(105 * MS, &ack(2, &[], 1));
+        assert_eq!(
+            res.srtt_sample_ns,
+            Some(105 * MS - 1),
+            "the timestamp of segment 0"
+        );
+        assert_eq!(res.ca_rtt_ns, Some(100 * MS), "segment 1, sent at 5 ms");
+    }
+
+    /// `tcp_sacktag_one()` records the newest original segment a SACK newly covers
+    /// (`last_sackt`); its sample replaces the cumulative one.
+    #[test]
+    fn a_sack_gives_the_newest_newly_sacked_segment_s_rtt() {
+        let mut s = Sender::new(true, u64::MAX);
+        for (q, at) in [0, 1, 2, 3].into_iter().zip([0, MS, 2 * MS, 3 * MS]) {
+            s.send_new(q, false, at);
+        }
+        let res = s.on_ack(103 * MS, &ack(0, &[(2, 4)], 1));
+        assert_eq!((res.acked, res.srtt_sample_ns), (0, None));
+        assert_eq!(res.ca_rtt_ns, Some(100 * MS), "segment 3, sent at 3 ms");
+    }
+
+    /// Karn: an ACK covering a retransmitted segment gives no sample from the send times
+    /// (`FLAG_RETRANS_DATA_ACKED`); `tcp_ack_update_rtt()` falls back to the timestamp.
+    #[test]
+    fn an_ack_of_a_retransmission_samples_the_timestamp() {
+        let mut s = Sender::new(true, u64::MAX);
+        s.send_new(0, false, 0);
+        s.send_new(1, false, MS);
+        s.on_rto(INITIAL_RTO, 5.0);
+        assert_eq!(s.next_retransmit(INITIAL_RTO), Some(0));
+        let res = s.on_ack(INITIAL_RTO + 100 * MS, &ack(2, &[], INITIAL_RTO));
+        assert_eq!(res.ca_rtt_ns, Some(100 * MS), "not segment 1's 1.099 s");
+        assert_eq!(res.ca_rtt_ns, res.srtt_sample_ns);
     }
 }
