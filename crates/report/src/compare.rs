@@ -4,7 +4,7 @@
 //! runs' seed spread; how many of all the metrics both have differ by more than it (the
 //! `--html` page lists them all); every ordering, whether it holds in each.
 
-use crate::compare_html::within_spread;
+use crate::compare_html::{SpreadTally, within_spread};
 use crate::summary::{MetricStats, Summary, VariantSummary, per_seed_ratios};
 use crate::verdict::Verdict;
 use scenario::metrics::{Diagnostic, Entity, Metric, Quantity};
@@ -67,28 +67,6 @@ fn spread_verdict(va: &VariantSummary, vb: &VariantSummary, name: &str) -> &'sta
         Some(false) => "**no**",
         None => "–",
     }
-}
-
-/// Of every metric both variants of every pair have: how many, how many have a seed
-/// spread, and how many of those differ by more than it.
-fn all_metrics_tally(a: &Summary, b: &Summary) -> (usize, usize, usize) {
-    let (mut both, mut judged, mut outside) = (0, 0, 0);
-    for va in &a.variants {
-        let Some(vb) = b.variants.iter().find(|v| v.name == va.name) else {
-            continue;
-        };
-        for (k, ma) in &va.metrics {
-            let Some(mb) = vb.metrics.get(k) else {
-                continue;
-            };
-            both += 1;
-            if let Some(inside) = within_spread(ma, mb) {
-                judged += 1;
-                outside += usize::from(!inside);
-            }
-        }
-    }
-    (both, judged, outside)
 }
 
 fn value(v: &VariantSummary, name: &str) -> Option<f64> {
@@ -217,7 +195,11 @@ pub fn compare(a: &Summary, b: &Summary) -> String {
             );
         }
     }
-    let (both, judged, outside) = all_metrics_tally(a, b);
+    let SpreadTally {
+        both,
+        judged,
+        outside,
+    } = SpreadTally::of(a, b);
     let _ = writeln!(
         out,
         "\nEvery metric both have: {both}; {judged} with a seed spread, of which {outside} \

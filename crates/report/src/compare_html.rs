@@ -6,7 +6,7 @@
 
 use crate::html::{Page, Source, esc, fmt_stats, order_verdict, time_series, verdict};
 use crate::names;
-use crate::summary::{MetricStats, Summary};
+use crate::summary::{MetricStats, Summary, VariantSummary};
 use anyhow::Result;
 use std::fmt::Write;
 use std::path::Path;
@@ -16,6 +16,49 @@ use std::path::Path;
 pub fn within_spread(a: &MetricStats, b: &MetricStats) -> Option<bool> {
     let spread = a.std + b.std;
     (spread > 0.0).then(|| (b.mean - a.mean).abs() <= spread)
+}
+
+/// The metrics two variants both have, in the first's order: name, then each one's stats.
+pub fn shared_metrics<'a>(
+    va: &'a VariantSummary,
+    vb: &'a VariantSummary,
+) -> impl Iterator<Item = (&'a str, &'a MetricStats, &'a MetricStats)> {
+    va.metrics
+        .iter()
+        .filter_map(|(k, ma)| vb.metrics.get(k).map(|mb| (k.as_str(), ma, mb)))
+}
+
+/// Of the metrics two results share: how many, how many have a seed spread, and how many
+/// of those differ by more than it (`within_spread`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SpreadTally {
+    pub both: usize,
+    pub judged: usize,
+    pub outside: usize,
+}
+
+impl SpreadTally {
+    /// Counts one shared metric, judged by `within_spread`.
+    pub fn count(&mut self, inside: Option<bool>) {
+        self.both += 1;
+        if let Some(inside) = inside {
+            self.judged += 1;
+            self.outside += usize::from(!inside);
+        }
+    }
+
+    /// Every metric both results have, over the variants they share.
+    pub fn of(a: &Summary, b: &Summary) -> Self {
+        let mut tally = SpreadTally::default();
+        for va in &a.variants {
+            if let Some(vb) = b.variants.iter().find(|v| v.name == va.name) {
+                for (_, ma, mb) in shared_metrics(va, vb) {
+                    tally.count(within_spread(ma, mb));
+                }
+            }
+        }
+        tally
+    }
 }
 
 /// The page comparing `a` (in folder `da`) with `b` (in `db`), written to `out`.
@@ -85,9 +128,7 @@ fn differences(page: &mut Page, a: &Summary, b: &Summary, la: &str, lb: &str) {
         esc(la),
         esc(lb)
     );
-    let mut rows = 0;
-    let mut inside = 0;
-    let mut judged = 0;
+    let mut tally = SpreadTally::default();
     for va in &a.variants {
         let Some(vb) = b.variants.iter().find(|v| v.name == va.name) else {
             let _ = writeln!(
@@ -98,21 +139,17 @@ fn differences(page: &mut Page, a: &Summary, b: &Summary, la: &str, lb: &str) {
             );
             continue;
         };
-        for (k, ma) in &va.metrics {
-            let Some(mb) = vb.metrics.get(k) else {
-                continue;
-            };
-            rows += 1;
+        for (k, ma, mb) in shared_metrics(va, vb) {
+            let inside = within_spread(ma, mb);
+            tally.count(inside);
             let diff = mb.mean - ma.mean;
             let rel = if ma.mean != 0.0 {
                 format!("{:+.1} %", diff / ma.mean.abs() * 100.0)
             } else {
                 "–".into()
             };
-            let (class, word) = match within_spread(ma, mb) {
+            let (class, word) = match inside {
                 Some(w) => {
-                    judged += 1;
-                    inside += usize::from(w);
                     let (class, _) = verdict(w);
                     (class, if w { "yes" } else { "no" })
                 }
@@ -132,9 +169,15 @@ fn differences(page: &mut Page, a: &Summary, b: &Summary, la: &str, lb: &str) {
         }
     }
     h.push_str("</table>\n");
+    let SpreadTally {
+        both,
+        judged,
+        outside,
+    } = tally;
     page.push(&format!(
-        "<p>{rows} metrics in both; of the {judged} with a seed spread, {inside} differ by \
-         less than it.</p>\n"
+        "<p>{both} metrics in both; of the {judged} with a seed spread, {} differ by less \
+         than it.</p>\n",
+        judged - outside
     ));
     page.push(&h);
 }
