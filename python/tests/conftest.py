@@ -16,6 +16,18 @@ REPO = Path(__file__).resolve().parents[2]
 SCENARIO = (REPO / "crates" / "cli" / "tests" / "data" / "campaign.toml").read_text()
 
 
+def kernel_missing() -> str | None:
+    """Why the kernel backend cannot run here (root and MPTCP), or None."""
+    if os.geteuid() != 0:
+        return "not root"
+    try:
+        if Path("/proc/sys/net/mptcp/enabled").read_text().strip() != "1":
+            return "MPTCP is disabled (net.mptcp.enabled)"
+    except FileNotFoundError:
+        return "this kernel has no MPTCP"
+    return None
+
+
 @pytest.fixture
 def scenario(tmp_path: Path) -> Path:
     path = tmp_path / "camp.toml"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import mptcp_lab
 import pytest
+from conftest import kernel_missing
 
 SCENARIO = """\
 [scenario]
@@ -36,20 +37,9 @@ to = "b"
 """
 
 
-def missing_piece() -> str | None:
-    if os.geteuid() != 0:
-        return "not root"
-    try:
-        if Path("/proc/sys/net/mptcp/enabled").read_text().strip() != "1":
-            return "MPTCP is disabled (net.mptcp.enabled)"
-    except FileNotFoundError:
-        return "this kernel has no MPTCP"
-    return None
-
-
 @pytest.fixture
 def kernel() -> None:
-    why = missing_piece()
+    why = kernel_missing()
     if why is None:
         return
     if os.environ.get("MPTCP_LAB_REQUIRE_KERNEL") == "1":

@@ -1,0 +1,158 @@
+"""scripts/send-decisions: its table from counters (anywhere), and on this kernel a traced run
+of a Reno flow through a drop-tail bottleneck (root, BTF, MPTCP; with
+MPTCP_LAB_REQUIRE_KERNEL=1, as CI sets, a machine that cannot run it fails the test): the
+decisions it rebuilds agree with `tcp_tso_should_defer()`'s rules, the command's exit status
+comes back, and nothing stays attached, whether the command succeeds or fails."""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from conftest import REPO, kernel_missing
+
+TOOL = REPO / "scripts" / "send-decisions"
+
+# 20 Mbit/s, 20 ms each way, a 35-packet drop-tail queue: the window is the limit, and ACKs
+# come about a millisecond apart, where the rules both hold and send.
+SCENARIO = """\
+[scenario]
+name = "send-decisions"
+duration = "8s"
+[measure]
+warmup = "1s"
+[[node]]
+name = "a"
+kind = "host"
+[[node]]
+name = "b"
+kind = "host"
+[[link]]
+a = "a"
+b = "b"
+rate = "20Mbps"
+delay = "20ms"
+queue = { kind = "droptail", size = "35pkt" }
+[[flow]]
+name = "bulk"
+from = "a"
+to = "b"
+cc = "reno"
+"""
+
+
+def load_tool() -> ModuleType:
+    loader = importlib.machinery.SourceFileLoader("send_decisions", str(TOOL))
+    spec = importlib.util.spec_from_loader("send_decisions", loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def test_the_table_gives_each_count_and_its_share() -> None:
+    tool = load_tool()
+    per_kind = tool.COUNTERS * tool.BUCKETS
+    values = [0] * per_kind
+
+    def put(counter: int, bucket: int, value: int) -> None:
+        values[counter * tool.BUCKETS + bucket] = value
+
+    put(tool.INTERVALS, 0, 200)
+    put(tool.IN_RECOVERY, 0, 10)
+    put(tool.FREE_AFTER_ACK, 1, 40)
+    put(tool.FREE_AFTER_ACK, 2, 140)
+    put(tool.FREE_AFTER_ACK, 5, 10)
+    put(tool.ONE_FREE, 0, 10)
+    put(tool.ONE_FREE, 1, 30)
+    put(tool.VERDICT, 3, 9)
+    put(tool.VERDICT, 0, 27)
+    put(tool.VERDICT, 1, 1)
+    put(tool.VERDICT, 2, 3)
+    table = tool.report([tool.Counts(values), tool.Counts([0] * per_kind)])
+    rows = {
+        cells[0].strip(): [c.strip() for c in cells[1:]]
+        for line in table.splitlines()[2:]
+        for cells in [line.strip("|").split("|")]
+    }
+    assert rows["left out: in Recovery or Loss"] == ["10 (5.0 %)", "0"]
+    assert rows["window free after the ACK, before sending: 1"][0] == "40 (21.1 %)"
+    assert rows["window free after the ACK, before sending: 3 or more"][0] == "10 (5.3 %)"
+    assert rows["one free: held it for the next ACK"][0] == "10 (25.0 %)"
+    assert rows["one free, two or more waiting: the rules agree"][0] == "36 (90.0 %)"
+    assert rows["held where the rules say send"][0] == "1"
+    assert rows["sent where the rules say hold"][0] == "3"
+
+
+@pytest.fixture
+def kernel() -> None:
+    why = kernel_missing()
+    if why is None and not Path("/sys/kernel/btf/vmlinux").exists():
+        why = "the kernel has no BTF (/sys/kernel/btf/vmlinux)"
+    if why is None:
+        return
+    if os.environ.get("MPTCP_LAB_REQUIRE_KERNEL") == "1":
+        pytest.fail(f"MPTCP_LAB_REQUIRE_KERNEL=1 but {why}")
+    pytest.skip(why)
+
+
+def tracing_links() -> list[str]:
+    """The BPF links of this tool's program (`bpftool link list` names it)."""
+    listed = subprocess.run(
+        ["bpftool", "link", "list"], capture_output=True, text=True, check=True
+    ).stdout
+    return [line for line in listed.splitlines() if "on_segment" in line]
+
+
+def cell(table: str, label: str) -> str:
+    match = re.search(rf"^\| {re.escape(label)} \| ([^|]+) \|", table, re.MULTILINE)
+    assert match, f"no row {label!r} in\n{table}"
+    return match.group(1).strip()
+
+
+def count(text: str) -> int:
+    return int(text.split()[0])
+
+
+def test_a_traced_kernel_run_agrees_with_the_rules(kernel, cli: Path, tmp_path: Path) -> None:
+    path = tmp_path / "bulk.toml"
+    path.write_text(SCENARIO)
+    run = [str(cli), "run", str(path), "--backend", "kernel", "--out", str(tmp_path / "out")]
+    assert tracing_links() == []
+    traced = subprocess.run(
+        [sys.executable, str(TOOL), "--", *run],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert traced.returncode == 0, traced.stderr
+    table = traced.stdout
+    assert count(cell(table, "intervals between segments a sender received")) > 1000, table
+    one_free = count(cell(table, "window free after the ACK, before sending: 1"))
+    assert one_free >= 50, table
+    agree = cell(table, "one free, two or more waiting: the rules agree")
+    share = float(agree.split("(")[1].split()[0])
+    assert share >= 90.0, table
+    # Both ways of deciding happen here, so the agreement covers both.
+    assert count(cell(table, "  held, as the rules say")) >= 10, table
+    assert count(cell(table, "  sent, as the rules say")) >= 10, table
+    assert tracing_links() == []
+
+
+def test_the_command_s_failure_is_passed_on_and_nothing_stays(kernel) -> None:
+    failed = subprocess.run(
+        [sys.executable, str(TOOL), "--", "sh", "-c", "exit 3"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert failed.returncode == 3, failed.stderr
+    assert "| intervals between segments a sender received |" in failed.stdout
+    assert tracing_links() == []
