@@ -52,6 +52,8 @@ enum counter {
 	SENT_ACK_NOT_DUE = 8,      /* bucket: held */
 	SENT_THIRD_FREE = 9,       /* bucket: held */
 	THROTTLED_BY_TSQ = 10,     /* bucket: held */
+	ACK_DUE_HELD = 11,      /* bucket: 100 us until the oldest ACK is due, when held */
+	ACK_DUE_SENT = 12,      /* the same when sent */
 };
 
 struct {
@@ -167,13 +169,15 @@ int BPF_PROG(on_segment, struct sock *sk, struct sk_buff *skb)
 	u64 srtt_ns = (u64)(1000 >> 3) * tp->srtt_us;
 	u64 threshold = srtt_ns >> 1 < NSEC_PER_MSEC ? srtt_ns >> 1 : NSEC_PER_MSEC;
 	u64 expected_ack = BPF_CORE_READ(head, skb_mstamp_ns) + srtt_ns;
-	bool ack_due = (s64)(expected_ack - decided - threshold) <= 0;
+	s64 until_due = (s64)(expected_ack - decided);
+	bool ack_due = until_due - (s64)threshold <= 0;
 	u64 window = (u64)tp->snd_cwnd * mss;
 	u64 chunk = (tp->snd_wnd < window ? tp->snd_wnd : window) / TSO_WIN_DIVISOR;
 	bool third_free = mss >= chunk;
 	bool hold = wrote_lately && ack_due && !third_free;
 
 	count(kind, VERDICT, (hold ? 2 : 0) + held);
+	count(kind, held ? ACK_DUE_HELD : ACK_DUE_SENT, until_due < 0 ? 0 : (u64)until_due / 100000);
 	if (!wrote_lately)
 		count(kind, SENT_LAST_WRITE_OLD, held);
 	if (!ack_due)

@@ -13,7 +13,9 @@ pub const DFRAG_SEGMENTS: u64 = 32 * 1024 / MSS as u64;
 
 /// How much the application hands the socket per write: the kernel backend's sending
 /// agent writes 64 KiB at a time, and `tcp_sendmsg()` ends each write with `tcp_push()`,
-/// which sets PSH on the segment holding the write's last byte.
+/// which flags PSH on the queued skb holding the write's last byte, so it leaves on that
+/// skb's last segment. The simulator sets it on the segment holding the byte (see
+/// `tcp::gso`).
 pub const APP_WRITE_BYTES: u64 = 64 * 1024;
 
 /// The sender's data level: what the application wrote, what the peer acknowledged at the

@@ -20,10 +20,14 @@
 //! for the next ACK when less than a third of the window is free (`tcp_tso_win_divisor`),
 //! but only if the socket last sent less than 1 ms ago and the ACK of its oldest segment
 //! is due within min(1 ms, SRTT / 2). With ACKs milliseconds apart (a few Mbit/s) that
-//! rarely holds; at 20 to 40 Mbit/s (E2) sometimes, and in E4's 100 Mbit/s paths often,
-//! where the connection's buffers, not its packets' grouping, set the result. Nor skbs of
+//! rarely holds; at 20 Mbit/s a sender left one free segment holds it a quarter of the
+//! time or more (`scripts/send-decisions` traces it on the kernel), and in E4's 100 Mbit/s
+//! paths often, where the connection's buffers, not its packets' grouping, set the result.
+//! Nor where Linux puts a write's PSH (`tcp_mark_push()` flags the queued skb holding the
+//! write's last byte, so it leaves on that skb's last segment): the simulator sets it on
+//! the segment holding that byte (`mptcp::data::DataSender::ends_write`). Nor skbs of
 //! several segments sent again: a retransmission or a probe here is one segment, without
-//! the skb's PSH.
+//! the skb's PSH. (docs/kernel-backend.md, do no harm: what both would change.)
 
 use super::{Sender, pacing};
 use crate::packet::MSS;
