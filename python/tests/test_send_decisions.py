@@ -10,8 +10,10 @@ import importlib.machinery
 import importlib.util
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from types import ModuleType
 
@@ -103,12 +105,24 @@ def kernel() -> None:
     pytest.skip(why)
 
 
-def tracing_links() -> list[str]:
-    """The BPF links of this tool's program (`bpftool link list` names it)."""
+def no_program_left() -> bool:
+    """Whether the tool's programs are gone: the kernel frees a program after its last
+    file descriptor closes, from a work queue, so this waits up to 10 s for that."""
+    deadline = time.monotonic() + 10
+    while tracing_programs():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def tracing_programs() -> list[str]:
+    """The tool's BPF programs loaded now (`bpftool prog show` names them; the links
+    that attach them hold them, so a program still loaded is a link still attached)."""
     listed = subprocess.run(
-        ["bpftool", "link", "list"], capture_output=True, text=True, check=True
+        ["bpftool", "prog", "show"], capture_output=True, text=True, check=True
     ).stdout
-    return [line for line in listed.splitlines() if "on_segment" in line]
+    return [line for line in listed.splitlines() if "name on_segment " in line]
 
 
 def cell(table: str, label: str) -> str:
@@ -125,7 +139,7 @@ def test_a_traced_kernel_run_agrees_with_the_rules(kernel, cli: Path, tmp_path: 
     path = tmp_path / "bulk.toml"
     path.write_text(SCENARIO)
     run = [str(cli), "run", str(path), "--backend", "kernel", "--out", str(tmp_path / "out")]
-    assert tracing_links() == []
+    assert no_program_left(), tracing_programs()
     traced = subprocess.run(
         [sys.executable, str(TOOL), "--", *run],
         capture_output=True,
@@ -143,7 +157,7 @@ def test_a_traced_kernel_run_agrees_with_the_rules(kernel, cli: Path, tmp_path: 
     # Both ways of deciding happen here, so the agreement covers both.
     assert count(cell(table, "  held, as the rules say")) >= 10, table
     assert count(cell(table, "  sent, as the rules say")) >= 10, table
-    assert tracing_links() == []
+    assert no_program_left(), tracing_programs()
 
 
 def test_the_command_s_failure_is_passed_on_and_nothing_stays(kernel) -> None:
@@ -155,4 +169,35 @@ def test_the_command_s_failure_is_passed_on_and_nothing_stays(kernel) -> None:
     )
     assert failed.returncode == 3, failed.stderr
     assert "| intervals between segments a sender received |" in failed.stdout
-    assert tracing_links() == []
+    assert no_program_left(), tracing_programs()
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "terminate"])
+def test_an_interrupted_command_ends_and_leaves_nothing(kernel, how: str) -> None:
+    # Ctrl-C goes to the whole process group; a termination request to the script alone,
+    # which passes it on. Either way the command ends by that signal and the script reports.
+    tool = subprocess.Popen(
+        [sys.executable, str(TOOL), "--", "sleep", "60"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not tracing_programs() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert tracing_programs(), "the program was never attached"
+        sent = signal.SIGINT if how == "ctrl-c" else signal.SIGTERM
+        if how == "ctrl-c":
+            os.killpg(tool.pid, sent)
+        else:
+            tool.send_signal(sent)
+        out, err = tool.communicate(timeout=30)
+    finally:
+        if tool.poll() is None:
+            os.killpg(tool.pid, signal.SIGKILL)
+            tool.wait()
+    assert tool.returncode == 128 + sent, err
+    assert "| intervals between segments a sender received |" in out
+    assert no_program_left(), tracing_programs()
