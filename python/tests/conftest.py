@@ -16,6 +16,43 @@ REPO = Path(__file__).resolve().parents[2]
 SCENARIO = (REPO / "crates" / "cli" / "tests" / "data" / "campaign.toml").read_text()
 
 
+def two_host_scenario(name: str, duration: str, link: str, flow: str = "") -> str:
+    """A scenario of one bulk flow from host a to host b over one link: `link` and `flow`
+    are the lines the link and the flow add (rate, delay, queue; cc)."""
+    return f"""\
+[scenario]
+name = "{name}"
+duration = "{duration}"
+[measure]
+warmup = "1s"
+[[node]]
+name = "a"
+kind = "host"
+[[node]]
+name = "b"
+kind = "host"
+[[link]]
+a = "a"
+b = "b"
+{link.strip()}
+[[flow]]
+name = "bulk"
+from = "a"
+to = "b"
+{flow.strip()}
+"""
+
+
+def require(why: str | None) -> None:
+    """Lets a test that needs this machine's kernel (or a tool) run, or skips it saying why
+    it cannot; with MPTCP_LAB_REQUIRE_KERNEL=1 (as CI sets) fails it instead."""
+    if why is None:
+        return
+    if os.environ.get("MPTCP_LAB_REQUIRE_KERNEL") == "1":
+        pytest.fail(f"MPTCP_LAB_REQUIRE_KERNEL=1 but {why}")
+    pytest.skip(why)
+
+
 def kernel_missing() -> str | None:
     """Why the kernel backend cannot run here (root and MPTCP), or None."""
     if os.geteuid() != 0:

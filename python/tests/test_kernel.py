@@ -5,46 +5,26 @@ again), leaving nothing behind. Root and a kernel with MPTCP; with MPTCP_LAB_REQ
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
 import mptcp_lab
 import pytest
-from conftest import kernel_missing
+from conftest import kernel_missing, require, two_host_scenario
 
-SCENARIO = """\
-[scenario]
-name = "kernel-twice"
-duration = "6s"
-[measure]
-warmup = "1s"
-[[node]]
-name = "a"
-kind = "host"
-[[node]]
-name = "b"
-kind = "host"
-[[link]]
-a = "a"
-b = "b"
+SCENARIO = two_host_scenario(
+    "kernel-twice",
+    "6s",
+    link="""
 rate = "10Mbps"
 delay = "5ms"
-[[flow]]
-name = "bulk"
-from = "a"
-to = "b"
-"""
+""",
+)
 
 
 @pytest.fixture
 def kernel() -> None:
-    why = kernel_missing()
-    if why is None:
-        return
-    if os.environ.get("MPTCP_LAB_REQUIRE_KERNEL") == "1":
-        pytest.fail(f"MPTCP_LAB_REQUIRE_KERNEL=1 but {why}")
-    pytest.skip(why)
+    require(kernel_missing())
 
 
 def namespaces() -> set[str]:

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, require
 
 CHROMIUM = os.environ.get("MPTCP_LAB_CHROMIUM", "/usr/bin/chromium")
 
@@ -34,11 +34,7 @@ def missing_piece() -> str | None:
 
 @pytest.fixture
 def browser():
-    why = missing_piece()
-    if why is not None:
-        if os.environ.get("MPTCP_LAB_REQUIRE_KERNEL") == "1":
-            pytest.fail(f"MPTCP_LAB_REQUIRE_KERNEL=1 but {why}")
-        pytest.skip(why)
+    require(missing_piece())
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:

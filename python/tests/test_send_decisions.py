@@ -18,36 +18,22 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from conftest import REPO, kernel_missing
+from conftest import REPO, kernel_missing, require, two_host_scenario
 
 TOOL = REPO / "scripts" / "send-decisions"
 
 # 20 Mbit/s, 20 ms each way, a 35-packet drop-tail queue: the window is the limit, and ACKs
 # come about a millisecond apart, where the rules both hold and send.
-SCENARIO = """\
-[scenario]
-name = "send-decisions"
-duration = "8s"
-[measure]
-warmup = "1s"
-[[node]]
-name = "a"
-kind = "host"
-[[node]]
-name = "b"
-kind = "host"
-[[link]]
-a = "a"
-b = "b"
+SCENARIO = two_host_scenario(
+    "send-decisions",
+    "8s",
+    link="""
 rate = "20Mbps"
 delay = "20ms"
 queue = { kind = "droptail", size = "35pkt" }
-[[flow]]
-name = "bulk"
-from = "a"
-to = "b"
-cc = "reno"
-"""
+""",
+    flow='cc = "reno"',
+)
 
 
 def load_tool() -> ModuleType:
@@ -98,11 +84,7 @@ def kernel() -> None:
     why = kernel_missing()
     if why is None and not Path("/sys/kernel/btf/vmlinux").exists():
         why = "the kernel has no BTF (/sys/kernel/btf/vmlinux)"
-    if why is None:
-        return
-    if os.environ.get("MPTCP_LAB_REQUIRE_KERNEL") == "1":
-        pytest.fail(f"MPTCP_LAB_REQUIRE_KERNEL=1 but {why}")
-    pytest.skip(why)
+    require(why)
 
 
 def no_program_left() -> bool:
