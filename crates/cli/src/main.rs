@@ -4,6 +4,7 @@ mod agent;
 mod bench;
 mod cc;
 mod cc_bench;
+mod check;
 mod dask;
 mod emu_bench;
 mod matcp;
@@ -91,6 +92,10 @@ enum Command {
         scenarios: Vec<PathBuf>,
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
+        /// Print every variant as resolved (parameters substituted; times in seconds,
+        /// rates in bit/s) and every error, as one JSON document (docs/scenario-format.md)
+        #[arg(long)]
+        json: bool,
     },
     /// Write report.md and plots for a results folder.
     Report { dir: PathBuf },
@@ -288,7 +293,11 @@ fn main() -> ExitCode {
             },
         )
         .map(|all_pass| all_pass || !strict),
-        Command::Check { scenarios, set } => run::check(&scenarios, &set),
+        Command::Check {
+            scenarios,
+            set,
+            json,
+        } => check::check(&scenarios, &set, json),
         Command::Compare { a, b, html } => run::compare(&a, &b, html.as_deref()),
         Command::Emu {
             action: EmuAction::Bench { seconds, repeat },

@@ -1,4 +1,4 @@
-//! `run` and `check`.
+//! `run`.
 
 use anyhow::{Result, bail};
 use campaign::{CampaignFolder, OtherVersions, Plan};
@@ -6,70 +6,7 @@ use report::verdict::Verdict;
 pub use runner::BackendKind;
 use runner::{Folder, Prepared, Request, ScenarioSource};
 use scenario::metrics::{Entity, Metric, Quantity};
-use scenario::{Scenario, load_file};
 use std::path::{Path, PathBuf};
-
-/// The delays drawn for links with a spread (fixed by the scenario's seed, the same in
-/// every run), so that a reader knows which uplink is the long one.
-fn print_drawn_delays(sc: &Scenario) {
-    if sc.links.iter().all(|l| l.delay_spread.nanos() == 0) {
-        return;
-    }
-    let drawn = net::draws::for_run(sc, sc.seed);
-    for (link, was) in drawn.links.iter().zip(&sc.links) {
-        if was.delay_spread.nanos() > 0 {
-            let ms = |d: scenario::units::Duration| d.secs() * 1e3;
-            println!(
-                "  link {} delay drawn: {:.1} ms (mean {:.1} ms, spread {:.1} ms)",
-                link.name,
-                ms(link.dirs[0].delay),
-                ms(was.dirs[0].delay),
-                ms(was.delay_spread)
-            );
-        }
-    }
-}
-
-fn load(path: &Path, set: &[String]) -> Result<Vec<Scenario>> {
-    Ok(load_file(path, &runner::prepared::load_options(set)?)?)
-}
-
-pub fn check(paths: &[PathBuf], set: &[String]) -> Result<bool> {
-    let mut files = Vec::new();
-    for p in paths {
-        if p.is_dir() {
-            files.extend(scenario::load::scenario_files(p)?);
-        } else {
-            files.push(p.clone());
-        }
-    }
-    if files.is_empty() {
-        bail!("no scenario files given");
-    }
-    let mut ok = true;
-    for f in &files {
-        match load(f, set).and_then(|vs| Ok((runner::memory::check_fits(f, &vs, 1)?, vs))) {
-            Ok((memory, vs)) => {
-                let flows: u64 = vs.iter().map(Scenario::total_flows).max().unwrap_or(0);
-                println!(
-                    "{}: ok ({} variant{}, up to {flows} flows, about {} per run)",
-                    f.display(),
-                    vs.len(),
-                    if vs.len() == 1 { "" } else { "s" },
-                    scenario::footprint::human(memory)
-                );
-                if let Some(first) = vs.first() {
-                    print_drawn_delays(first);
-                }
-            }
-            Err(e) => {
-                eprintln!("{e:#}");
-                ok = false;
-            }
-        }
-    }
-    Ok(ok)
-}
 
 /// How `run` was asked to run.
 pub struct RunArgs {
