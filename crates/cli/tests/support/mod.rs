@@ -205,6 +205,13 @@ impl Drop for TestRegistry {
 /// Goodput in Mbit/s of one receiver connection between `from` and `to` seconds after
 /// it started.
 pub fn goodput_mbps(connection: &Value, from: f64, to: f64) -> f64 {
+    goodput_mbps_outside(connection, from, to, &[])
+}
+
+/// `goodput_mbps` with every sampling interval that overlaps one of `outside` left out of
+/// both the bytes and the time. `outside` is in absolute seconds of `CLOCK_MONOTONIC`, the
+/// clock of the agents' samples and traces (one clock for all namespaces).
+pub fn goodput_mbps_outside(connection: &Value, from: f64, to: f64, outside: &[(f64, f64)]) -> f64 {
     let samples: Vec<(f64, f64)> = connection["samples"]
         .as_array()
         .expect("samples")
@@ -212,16 +219,23 @@ pub fn goodput_mbps(connection: &Value, from: f64, to: f64) -> f64 {
         .map(|s| (s[0].as_f64().unwrap(), s[1].as_f64().unwrap()))
         .collect();
     let t0 = samples[0].0;
+    // The last sample at or before `t` seconds in.
     let at = |t: f64| {
         samples
             .iter()
-            .rev()
-            .find(|(time, _)| time - t0 <= t)
-            .copied()
-            .unwrap_or(samples[0])
+            .rposition(|(time, _)| time - t0 <= t)
+            .unwrap_or(0)
     };
-    let (a, b) = (at(from), at(to));
-    (b.1 - a.1) * 8.0 / (b.0 - a.0).max(1e-9) / 1e6
+    let (first, last) = (at(from), at(to));
+    let mut bytes = samples[last].1 - samples[first].1;
+    let mut secs = samples[last].0 - samples[first].0;
+    for w in samples[first..=last].windows(2) {
+        if outside.iter().any(|&(a, b)| w[0].0 < b && w[1].0 > a) {
+            bytes -= w[1].1 - w[0].1;
+            secs -= w[1].0 - w[0].0;
+        }
+    }
+    bytes * 8.0 / secs.max(1e-9) / 1e6
 }
 
 pub fn sleep_ms(ms: u64) {
