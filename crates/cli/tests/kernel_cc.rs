@@ -805,7 +805,10 @@ fn do_no_harm_at_a_shared_bottleneck() {
             "lia" if ratio > 1.5 => {
                 failures.push(format!("lia: MPTCP took {ratio:.2}x the TCP flow"))
             }
-            "reno" if ratio <= 1.3 => {
+            // Uncoupled Reno takes more than the TCP flow; how much more swings over
+            // repetitions of this test (1.31 to 2.20), so "clearly more" is judged against
+            // the coupled algorithms, below, not against a fixed figure.
+            "reno" if ratio <= 1.0 => {
                 failures.push(format!("uncoupled Reno took only {ratio:.2}x"))
             }
             _ => {} // wVegas: reported; RFC 6356's goal is about the loss-based ones
