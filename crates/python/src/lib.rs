@@ -238,6 +238,15 @@ fn run_task<'py>(
     Ok(PyBytes::new(py, &result.encode()))
 }
 
+/// The scenario file `path` as the loader resolves it with `set` (`KEY=VALUE` strings), as
+/// the JSON text of one file of `mptcp-lab check --json` (docs/scenario-format.md); raises
+/// ScenarioError when it does not validate.
+#[pyfunction]
+fn check(py: Python<'_>, path: PathBuf, set: Vec<String>) -> PyResult<String> {
+    py.detach(|| runner::resolved::resolved_file(&path, &set).map(|file| file.to_json()))
+        .map_err(|e| to_py(py, e))
+}
+
 /// Writes report.md (with its plots) and report.html for a results folder; returns report.md.
 #[pyfunction]
 fn write_report(py: Python<'_>, dir: PathBuf) -> PyResult<PathBuf> {
@@ -253,5 +262,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Campaign>()?;
     m.add_function(wrap_pyfunction!(run_task, m)?)?;
     m.add_function(wrap_pyfunction!(write_report, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
     Ok(())
 }

@@ -10,6 +10,7 @@ pub mod execute;
 pub mod memory;
 pub mod prepared;
 pub mod provenance;
+pub mod resolved;
 
 pub use backend::BackendKind;
 pub use prepared::{Folder, Prepared, Request, ScenarioSource};
