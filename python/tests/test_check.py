@@ -28,7 +28,8 @@ def test_every_variant_is_resolved(scenario: Path) -> None:
     assert p1["ab"]["entity"] == "link.p1.ab"
     (flow,) = first["flows"]
     assert (flow["count"], flow["cc"], flow["protocol"]) == (4, "reno", "mptcp")
-    assert flow["paths"] == [["a", "b"], ["a", "b"]]
+    assert [p["links"] for p in flow["paths"]] == [["link.p1.ab"], ["link.p2.ab"]]
+    assert [p["nodes"] for p in flow["paths"]] == [["a", "b"], ["a", "b"]]
     # Nothing was run or written beside the scenario.
     assert sorted(p.name for p in scenario.parent.iterdir()) == [scenario.name]
 

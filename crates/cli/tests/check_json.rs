@@ -101,8 +101,12 @@ fn every_variant_comes_resolved_in_seconds_and_bits_a_second() {
     assert_eq!(mptcp["protocol"], "mptcp");
     assert_eq!(
         mptcp["paths"][0],
-        serde_json::json!(["m", "left", "server"])
+        serde_json::json!({
+            "links": ["link.m-left.ab", "link.bottleneck.ab"],
+            "nodes": ["m", "left", "server"]
+        })
     );
+    assert_eq!(mptcp["start_jitter_s"], 1.0);
     assert_eq!(mptcp["traffic"]["kind"], "bulk");
     assert_eq!(mptcp["mptcp"]["path_manager"], "ndiffports");
     assert_eq!(mptcp["mptcp"]["subflows"], 2);

@@ -6,9 +6,10 @@
 
 use anyhow::Result;
 use scenario::error::ScenarioErrors;
-use scenario::model::{DirConfig, DirId, FlowGroup, Link, Route};
+use scenario::metrics::{Entity, LinkSide};
+use scenario::model::{DirConfig, DirId, FlowGroup, Link, LinkId, Route};
 use scenario::spec::{Protocol, QueueSpec, TrafficSpec};
-use scenario::units::Size;
+use scenario::units::{BufferSize, Size};
 use scenario::{Scenario, load_file};
 use serde::Serialize;
 use serde_json::Value;
@@ -147,7 +148,8 @@ impl VariantView {
         let drawn = net::draws::for_run(sc, sc.seed);
         VariantView {
             name: sc.variant_name().to_string(),
-            params: serde_json::to_value(&sc.params).unwrap_or(Value::Null),
+            params: serde_json::to_value(&sc.params)
+                .expect("parameters are TOML values, which JSON holds"),
             duration_s: sc.duration.secs(),
             seed: sc.seed,
             nodes: sc
@@ -196,7 +198,7 @@ impl LinkView {
         let given = &sc.links[index];
         let node = |id: scenario::model::NodeId| sc.nodes[id.index()].name.clone();
         let dir = |b_to_a: bool| {
-            let id = DirId(2 * index + b_to_a as usize);
+            let id = LinkId(index).dir(b_to_a);
             DirectionView::of(sc, id, drawn.dir(id))
         };
         let spread = given.delay_spread.nanos() > 0;
@@ -225,11 +227,7 @@ struct DirectionView {
 impl DirectionView {
     fn of(sc: &Scenario, id: DirId, d: &DirConfig) -> DirectionView {
         DirectionView {
-            entity: format!(
-                "link.{}.{}",
-                sc.links[id.link()].name,
-                if id.is_b_to_a() { "ba" } else { "ab" }
-            ),
+            entity: direction_entity(sc, id),
             rate_bps: d.rate.bps(),
             delay_s: d.delay.secs(),
             loss: d.loss.0,
@@ -238,15 +236,27 @@ impl DirectionView {
     }
 }
 
+/// The name results give direction `id`'s metrics and series (`link.NAME.ab`).
+fn direction_entity(sc: &Scenario, id: DirId) -> String {
+    Entity::Link(sc.links[id.link()].name.clone(), LinkSide::of_dir(id)).to_string()
+}
+
 /// A queue's limit in the unit the scenario gave (the other is absent); RED's thresholds
 /// are in that unit too.
 #[derive(Serialize)]
 struct QueueView {
-    kind: &'static str,
+    kind: QueueKind,
     #[serde(flatten)]
     limit: AmountView,
     #[serde(skip_serializing_if = "Option::is_none")]
     red: Option<RedView>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "lowercase")]
+enum QueueKind {
+    Droptail,
+    Red,
 }
 
 #[derive(Serialize)]
@@ -262,7 +272,7 @@ impl QueueView {
     fn of(q: &QueueSpec) -> QueueView {
         match *q {
             QueueSpec::Droptail { size } => QueueView {
-                kind: "droptail",
+                kind: QueueKind::Droptail,
                 limit: AmountView::of(size),
                 red: None,
             },
@@ -274,7 +284,7 @@ impl QueueView {
                 weight,
                 gentle,
             } => QueueView {
-                kind: "red",
+                kind: QueueKind::Red,
                 limit: AmountView::of(size),
                 red: Some(RedView {
                     min_th,
@@ -316,11 +326,19 @@ struct FlowView {
     cc: &'static str,
     from: String,
     to: String,
-    paths: Vec<Vec<String>>,
+    paths: Vec<PathView>,
     start_s: f64,
     stagger_s: f64,
+    /// Each flow's start delayed by a time drawn in `[0, start_jitter_s)`.
+    start_jitter_s: f64,
     stop_s: f64,
+    /// A TCP connection that stalls this long reconnects (on its next path).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reconnect_after_s: Option<f64>,
     traffic: TrafficView,
+    /// The receive buffer, when the file sets one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rcv_buffer: Option<RcvBufferView>,
     sack: bool,
     delayed_ack: bool,
     /// The sender's window cap, when the file sets one.
@@ -355,11 +373,14 @@ impl FlowView {
             cc: f.cc.name(),
             from: node(f.src),
             to: node(f.dst),
-            paths: f.paths.iter().map(|r| nodes_along(sc, f, r)).collect(),
+            paths: f.paths.iter().map(|r| PathView::of(sc, f, r)).collect(),
             start_s: f.start.secs(),
             stagger_s: f.stagger.secs(),
+            start_jitter_s: f.start_jitter.secs(),
             stop_s: f.stop.secs(),
+            reconnect_after_s: f.reconnect_after.map(|d| d.secs()),
             traffic: TrafficView::of(&f.traffic),
+            rcv_buffer: f.rcv_buffer.map(RcvBufferView::of),
             sack: f.sack,
             delayed_ack: f.delayed_ack,
             window_limit: f.window_limit.map(AmountView::of),
@@ -374,12 +395,56 @@ impl FlowView {
     }
 }
 
-/// The nodes a route crosses, its source first.
-fn nodes_along(sc: &Scenario, f: &FlowGroup, route: &Route) -> Vec<String> {
-    std::iter::once(f.src)
-        .chain(route.hops.iter().map(|&d| sc.links[d.link()].to_node(d)))
-        .map(|n| sc.nodes[n.index()].name.clone())
-        .collect()
+/// A route: the link directions it crosses (as results name them; two parallel links
+/// between the same nodes are told apart here) and the nodes, its source first.
+#[derive(Serialize)]
+struct PathView {
+    links: Vec<String>,
+    nodes: Vec<String>,
+}
+
+impl PathView {
+    fn of(sc: &Scenario, f: &FlowGroup, route: &Route) -> PathView {
+        let nodes = std::iter::once(f.src)
+            .chain(route.hops.iter().map(|&d| sc.links[d.link()].to_node(d)))
+            .map(|n| sc.nodes[n.index()].name.clone())
+            .collect();
+        PathView {
+            links: route
+                .hops
+                .iter()
+                .map(|&d| direction_entity(sc, d))
+                .collect(),
+            nodes,
+        }
+    }
+}
+
+/// A receive buffer as the file gives it: a size, a multiple of the buffer rule (resolved
+/// per run from the subflows' routes), or Linux's autotuning.
+#[derive(Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+enum RcvBufferView {
+    Fixed {
+        #[serde(flatten)]
+        size: AmountView,
+    },
+    Rule {
+        multiple: f64,
+    },
+    Auto,
+}
+
+impl RcvBufferView {
+    fn of(b: BufferSize) -> RcvBufferView {
+        match b {
+            BufferSize::Fixed(size) => RcvBufferView::Fixed {
+                size: AmountView::of(size),
+            },
+            BufferSize::Rule(multiple) => RcvBufferView::Rule { multiple },
+            BufferSize::Autotuned => RcvBufferView::Auto,
+        }
+    }
 }
 
 #[derive(Serialize)]
