@@ -54,6 +54,16 @@ enum counter {
 	THROTTLED_BY_TSQ = 10,     /* bucket: held */
 	ACK_DUE_HELD = 11,      /* bucket: 100 us until the oldest ACK is due, when held */
 	ACK_DUE_SENT = 12,      /* the same when sent */
+	SENT_AFTER = 13,        /* bucket: segments sent (4: four or more), + 5 times
+				 * what the interval before did with one segment free
+				 * (enum one_free) */
+};
+
+/* What an interval with exactly one segment of window free did with it. */
+enum one_free {
+	USED = 0,               /* sent it, or had more than one free */
+	DEFERRED = 1,           /* held it with two or more segments waiting */
+	NOTHING_TO_SEND = 2,    /* held it with under two waiting */
 };
 
 struct {
@@ -69,6 +79,8 @@ struct seen {
 	u64 last_write;
 	u32 snd_nxt;
 	u32 total_retrans;
+	/* What the interval that ended here did with one free segment (enum one_free). */
+	u8 one_free;
 };
 
 struct {
@@ -105,6 +117,74 @@ static struct sk_buff *oldest_unacked(struct tcp_sock *tp)
 	return (struct sk_buff *)n;
 }
 
+/* Counts the decision taken in the interval from the previous segment the sender
+ * received (`before`) to this one; marks `now` if it held its one free segment. */
+static __always_inline void decide(struct tcp_sock *tp, struct sock *sk, u32 kind,
+				   const struct seen *before, struct seen *now)
+{
+	count(kind, INTERVALS, 0);
+	if (tp->inet_conn.icsk_ca_state >= TCP_CA_Recovery) {
+		count(kind, IN_RECOVERY, 0);
+		return;
+	}
+	if (tp->total_retrans != before->total_retrans) {
+		count(kind, RETRANSMITTED, 0);
+		return;
+	}
+	u32 mss = tp->mss_cache ? tp->mss_cache : 1;
+	u32 sent_bytes = tp->snd_nxt - before->snd_nxt;
+	u32 sent = (sent_bytes + mss - 1) / mss;
+	s64 in_flight = (s64)tp->packets_out - (tp->sacked_out + tp->lost_out) + tp->retrans_out;
+	s64 free_segments = (s64)tp->snd_cwnd - (in_flight - sent);
+
+	/* What an ACK released, by whether the interval before held a segment back: a
+	 * held segment leaves with the next ACK's, as a longer run. */
+	count(kind, SENT_AFTER, (sent < 4 ? sent : 4) + 5 * (before->one_free % 3));
+	count(kind, FREE_AFTER_ACK, free_segments < 0 ? 0 : free_segments);
+	if (free_segments != 1)
+		return;
+	bool held = sent == 0;
+
+	count(kind, ONE_FREE, !held);
+	if (sk->sk_tsq_flags & (1UL << TSQ_THROTTLED))
+		count(kind, THROTTLED_BY_TSQ, held);
+	/* What was waiting then: what waits now and what went since. */
+	u32 waiting = tp->write_seq - tp->snd_nxt + sent_bytes;
+
+	if (waiting < 2 * mss) {
+		count(kind, ONE_FREE_LITTLE_DATA, held);
+		if (held)
+			now->one_free = NOTHING_TO_SEND;
+		return;
+	}
+	if (held)
+		now->one_free = DEFERRED;
+	struct sk_buff *head = oldest_unacked(tp);
+
+	if (!head)
+		return;
+	u64 decided = before->at;
+	bool wrote_lately = (s64)(decided - before->last_write - NSEC_PER_MSEC) <= 0;
+	u64 srtt_ns = (u64)(1000 >> 3) * tp->srtt_us;
+	u64 threshold = srtt_ns >> 1 < NSEC_PER_MSEC ? srtt_ns >> 1 : NSEC_PER_MSEC;
+	u64 expected_ack = BPF_CORE_READ(head, skb_mstamp_ns) + srtt_ns;
+	s64 until_due = (s64)(expected_ack - decided);
+	bool ack_due = until_due - (s64)threshold <= 0;
+	u64 window = (u64)tp->snd_cwnd * mss;
+	u64 chunk = (tp->snd_wnd < window ? tp->snd_wnd : window) / TSO_WIN_DIVISOR;
+	bool third_free = mss >= chunk;
+	bool hold = wrote_lately && ack_due && !third_free;
+
+	count(kind, VERDICT, (hold ? 2 : 0) + held);
+	count(kind, held ? ACK_DUE_HELD : ACK_DUE_SENT, until_due < 0 ? 0 : (u64)until_due / 100000);
+	if (!wrote_lately)
+		count(kind, SENT_LAST_WRITE_OLD, held);
+	if (!ack_due)
+		count(kind, SENT_ACK_NOT_DUE, held);
+	if (third_free)
+		count(kind, SENT_THIRD_FREE, held);
+}
+
 SEC("tp_btf/tcp_probe")
 int BPF_PROG(on_segment, struct sock *sk, struct sk_buff *skb)
 {
@@ -128,61 +208,8 @@ int BPF_PROG(on_segment, struct sock *sk, struct sk_buff *skb)
 		return 0;
 	}
 	before = *p;
+	now.one_free = USED;
+	decide(tp, sk, kind, &before, &now);
 	bpf_map_update_elem(&previous, &key, &now, BPF_ANY);
-
-	count(kind, INTERVALS, 0);
-	if (tp->inet_conn.icsk_ca_state >= TCP_CA_Recovery) {
-		count(kind, IN_RECOVERY, 0);
-		return 0;
-	}
-	if (tp->total_retrans != before.total_retrans) {
-		count(kind, RETRANSMITTED, 0);
-		return 0;
-	}
-	u32 mss = tp->mss_cache ? tp->mss_cache : 1;
-	u32 sent_bytes = tp->snd_nxt - before.snd_nxt;
-	u32 sent = (sent_bytes + mss - 1) / mss;
-	s64 in_flight = (s64)tp->packets_out - (tp->sacked_out + tp->lost_out) + tp->retrans_out;
-	s64 free_segments = (s64)tp->snd_cwnd - (in_flight - sent);
-
-	count(kind, FREE_AFTER_ACK, free_segments < 0 ? 0 : free_segments);
-	if (free_segments != 1)
-		return 0;
-	bool held = sent == 0;
-
-	count(kind, ONE_FREE, !held);
-	if (sk->sk_tsq_flags & (1UL << TSQ_THROTTLED))
-		count(kind, THROTTLED_BY_TSQ, held);
-	/* What was waiting then: what waits now and what went since. */
-	u32 waiting = tp->write_seq - tp->snd_nxt + sent_bytes;
-
-	if (waiting < 2 * mss) {
-		count(kind, ONE_FREE_LITTLE_DATA, held);
-		return 0;
-	}
-	struct sk_buff *head = oldest_unacked(tp);
-
-	if (!head)
-		return 0;
-	u64 decided = before.at;
-	bool wrote_lately = (s64)(decided - before.last_write - NSEC_PER_MSEC) <= 0;
-	u64 srtt_ns = (u64)(1000 >> 3) * tp->srtt_us;
-	u64 threshold = srtt_ns >> 1 < NSEC_PER_MSEC ? srtt_ns >> 1 : NSEC_PER_MSEC;
-	u64 expected_ack = BPF_CORE_READ(head, skb_mstamp_ns) + srtt_ns;
-	s64 until_due = (s64)(expected_ack - decided);
-	bool ack_due = until_due - (s64)threshold <= 0;
-	u64 window = (u64)tp->snd_cwnd * mss;
-	u64 chunk = (tp->snd_wnd < window ? tp->snd_wnd : window) / TSO_WIN_DIVISOR;
-	bool third_free = mss >= chunk;
-	bool hold = wrote_lately && ack_due && !third_free;
-
-	count(kind, VERDICT, (hold ? 2 : 0) + held);
-	count(kind, held ? ACK_DUE_HELD : ACK_DUE_SENT, until_due < 0 ? 0 : (u64)until_due / 100000);
-	if (!wrote_lately)
-		count(kind, SENT_LAST_WRITE_OLD, held);
-	if (!ack_due)
-		count(kind, SENT_ACK_NOT_DUE, held);
-	if (third_free)
-		count(kind, SENT_THIRD_FREE, held);
 	return 0;
 }

@@ -64,6 +64,12 @@ def test_the_table_gives_each_count_and_its_share() -> None:
     put(tool.VERDICT, 0, 27)
     put(tool.VERDICT, 1, 1)
     put(tool.VERDICT, 2, 3)
+    # After an interval that used its window: 4 ACKs released 3 segments, 1 released 6;
+    # after one that deferred: 5 released 3; after one with under two waiting: 2 released 2.
+    put(tool.SENT_AFTER, 3, 4)
+    put(tool.SENT_AFTER, 4, 1)
+    put(tool.SENT_AFTER, tool.SENT_AFTER_STRIDE + 3, 5)
+    put(tool.SENT_AFTER, 2 * tool.SENT_AFTER_STRIDE + 2, 2)
     table = tool.report([tool.Counts(values), tool.Counts([0] * per_kind)])
     rows = {
         cells[0].strip(): [c.strip() for c in cells[1:]]
@@ -77,6 +83,13 @@ def test_the_table_gives_each_count_and_its_share() -> None:
     assert rows["one free, two or more waiting: the rules agree"][0] == "36 (90.0 %)"
     assert rows["held where the rules say send"][0] == "1"
     assert rows["sent where the rules say hold"][0] == "3"
+    released = "segments an ACK released 0 / 1 / 2 / 3 / 4+, the interval before: "
+    assert rows[released + "used the window"][0] == "0 / 0 / 0 / 4 / 1"
+    assert rows[released + "held one, two or more waiting"][0] == "0 / 0 / 0 / 5 / 0"
+    assert rows[released + "held one, under two waiting"][0] == "0 / 0 / 2 / 0 / 0"
+    assert rows["ACKs that released three or more: after an interval that held one"][0] == (
+        "5 (50.0 %)"
+    )
 
 
 @pytest.fixture
@@ -118,6 +131,7 @@ def count(text: str) -> int:
 
 
 def test_a_traced_kernel_run_agrees_with_the_rules(kernel, cli: Path, tmp_path: Path) -> None:
+    tool = load_tool()
     path = tmp_path / "bulk.toml"
     path.write_text(SCENARIO)
     run = [str(cli), "run", str(path), "--backend", "kernel", "--out", str(tmp_path / "out")]
@@ -139,6 +153,20 @@ def test_a_traced_kernel_run_agrees_with_the_rules(kernel, cli: Path, tmp_path: 
     # Both ways of deciding happen here, so the agreement covers both.
     assert count(cell(table, "  held, as the rules say")) >= 10, table
     assert count(cell(table, "  sent, as the rules say")) >= 10, table
+    # Every interval not left out is counted once by what its ACK released.
+    released = sum(
+        int(n)
+        for label in tool.ONE_FREE_STATES
+        for n in cell(
+            table, f"segments an ACK released 0 / 1 / 2 / 3 / 4+, the interval before: {label}"
+        ).split(" / ")
+    )
+    left_out = count(cell(table, "left out: in Recovery or Loss")) + count(
+        cell(table, "left out: a segment sent again in between")
+    )
+    assert released == count(cell(table, "intervals between segments a sender received")) - (
+        left_out
+    ), table
     assert no_program_left(), tracing_programs()
 
 
