@@ -109,6 +109,10 @@ pub struct LossRecovery {
     pub timeouts: u64,
     /// Tail loss probes (`TcpExtTCPLossProbes`).
     pub loss_probes: u64,
+    /// MPTCP: subflows marked stale (`MPTcpExtSubflowStale`), each time it happened.
+    pub stale_subflows: u64,
+    /// MPTCP: expiries of the data-level retransmission timer that sent data again.
+    pub data_retransmissions: u64,
 }
 
 impl std::ops::AddAssign for LossRecovery {
@@ -116,6 +120,8 @@ impl std::ops::AddAssign for LossRecovery {
         self.retransmitted_segments += o.retransmitted_segments;
         self.timeouts += o.timeouts;
         self.loss_probes += o.loss_probes;
+        self.stale_subflows += o.stale_subflows;
+        self.data_retransmissions += o.data_retransmissions;
     }
 }
 
@@ -442,9 +448,17 @@ impl FlowMeter {
                     (Quantity::RetransmittedSegments, sum.retransmitted_segments),
                     (Quantity::Timeouts, sum.timeouts),
                     (Quantity::LossProbes, sum.loss_probes),
+                    (Quantity::StaleSubflows, sum.stale_subflows),
+                    (Quantity::DataRetransmissions, sum.data_retransmissions),
                 ];
+                // The data level's counts are MPTCP's only.
+                let all = if group.protocol == Protocol::Mptcp {
+                    counts.len()
+                } else {
+                    3
+                };
                 let kept = match kept {
-                    RecoveryCounts::All => &counts[..],
+                    RecoveryCounts::All => &counts[..all],
                     RecoveryCounts::RetransmissionsOnly => &counts[..1],
                 };
                 for &(q, v) in kept {

@@ -25,6 +25,8 @@ pub fn quantity(q: Quantity) -> &'static str {
         Quantity::RetransmittedSegments => "segments retransmitted",
         Quantity::Timeouts => "retransmission timeouts",
         Quantity::LossProbes => "tail loss probes",
+        Quantity::StaleSubflows => "subflows marked stale",
+        Quantity::DataRetransmissions => "data-level retransmissions",
         Quantity::AcksPerDataSegment => "receiver's ACKs per data segment",
         Quantity::RcvBufferMb => "receive buffer (MB)",
     }

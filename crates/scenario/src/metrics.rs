@@ -79,6 +79,12 @@ pub enum Quantity {
     Timeouts,
     /// Tail loss probes the subflows sent (`TcpExtTCPLossProbes`).
     LossProbes,
+    /// MPTCP: times a subflow was marked stale, its data then all sent again (Linux counts
+    /// them per host: `MPTcpExtSubflowStale`).
+    StaleSubflows,
+    /// MPTCP: expiries of the data-level retransmission timer that sent data again
+    /// (`__mptcp_retrans()`; Linux's `MPTcpExtMPTCPRetrans` counts the chunks they send).
+    DataRetransmissions,
     /// The receivers' ACKs per data segment they received, after the warm-up: Linux's
     /// `tcpi_segs_out` over `tcpi_data_segs_in` of the receiving subflows.
     AcksPerDataSegment,
@@ -88,7 +94,7 @@ pub enum Quantity {
 }
 
 impl Quantity {
-    pub const ALL: [Quantity; 20] = [
+    pub const ALL: [Quantity; 22] = [
         Quantity::GoodputMbps,
         Quantity::GoodputMbpsPerFlow,
         Quantity::GoodputStdMbps,
@@ -107,6 +113,8 @@ impl Quantity {
         Quantity::RetransmittedSegments,
         Quantity::Timeouts,
         Quantity::LossProbes,
+        Quantity::StaleSubflows,
+        Quantity::DataRetransmissions,
         Quantity::AcksPerDataSegment,
         Quantity::RcvBufferMb,
     ];
@@ -131,6 +139,8 @@ impl Quantity {
             Quantity::RetransmittedSegments => "retransmitted_segments",
             Quantity::Timeouts => "timeouts",
             Quantity::LossProbes => "loss_probes",
+            Quantity::StaleSubflows => "stale_subflows",
+            Quantity::DataRetransmissions => "data_retransmissions",
             Quantity::AcksPerDataSegment => "acks_per_data_segment",
             Quantity::RcvBufferMb => "rcv_buffer_mb",
         }

@@ -112,6 +112,11 @@ fn a_silent_subflow_goes_stale_at_the_fifth_data_level_expiry_not_at_its_timeout
         stale_at, after_death[4],
         "stale at the fifth expiry that found it silent (count 5 > stale_loss_cnt 4)"
     );
+    // Never heard from again, so marked once; a bulk transfer keeps both subflows busy, so
+    // no expiry re-sent anything (the counts `stale_subflows` and `data_retransmissions`).
+    let counts = w.client.loss_recovery();
+    assert_eq!(counts.stale_subflows, 1);
+    assert_eq!(counts.data_retransmissions, 0);
     // Before that, both subflows had data outstanding at every expiry: nothing was sent
     // again at the data level.
     assert!(
@@ -160,6 +165,7 @@ fn a_flow_s_stale_loss_cnt_decides_the_expiry_that_marks_it_stale() {
     let watch = run_watching(&mut w, 30_000 * MS);
     assert!(watch.stale_at.is_none(), "0 never marks a subflow stale");
     assert!(watch.expiries.len() > 10);
+    assert_eq!(w.client.loss_recovery().stale_subflows, 0);
 }
 
 #[test]
@@ -226,6 +232,23 @@ fn the_data_level_timer_resends_the_head_fragment_only_on_an_idle_subflow() {
         "re-sent at a data-level expiry, {t} not in {expiry_times:?}"
     );
     assert_eq!(dsn, una, "from the first unacknowledged segment");
+    // Expiries before subflow 1 went stale at which subflow 0 sent its data again: the
+    // timer's re-sends (the expiry that marks it stale re-sends by the rewind instead).
+    let stale_from = steps.iter().find(|s| s.2).map_or(Nanos::MAX, |s| s.0);
+    let resent_at_expiries = expiry_times
+        .iter()
+        .filter(|&&e| e < stale_from)
+        .filter(|&&e| {
+            w.data_sent(0)
+                .any(|(t, p)| *t == e && on_1.contains(&p.dsn))
+        })
+        .count() as u64;
+    assert!(resent_at_expiries > 0);
+    assert_eq!(
+        w.client.loss_recovery().data_retransmissions,
+        resent_at_expiries,
+        "counted once per expiry that re-sent"
+    );
     assert_eq!(w.delivered, total * MSS as u64, "the transfer completed");
     assert!(w.client.all_acked());
 }
@@ -251,6 +274,7 @@ fn a_stale_subflow_gets_no_new_data_until_heard_from_and_then_does() {
         "stale until heard from after the revival"
     );
     assert!(!w.client.subflows()[1].watch.is_stale());
+    assert_eq!(w.client.loss_recovery().stale_subflows, 1);
     assert!(
         w.data_sent(1)
             .any(|(t, p)| *t > watch.last_stale && p.dsn >= nxt_at_stale),

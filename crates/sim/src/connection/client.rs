@@ -42,6 +42,8 @@ pub struct Client {
     data_timer_interval: Nanos,
     /// MPTCP: what the data-level timer's last expiry re-sends, on its idle subflow.
     data_retransmit: Option<Retransmission>,
+    /// MPTCP: expiries of the data-level timer that re-sent data (`__mptcp_retrans()`).
+    data_retransmissions: u64,
     /// Scratch space for the congestion control's view of the subflows.
     views: Vec<SubflowView>,
     /// Last time the data level advanced (for an application that gives up and reconnects).
@@ -82,6 +84,7 @@ impl Client {
             pass_scheduled: false,
             data_timer_interval: crate::tcp::rtt::MIN_RTO,
             data_retransmit: None,
+            data_retransmissions: 0,
             views: Vec::with_capacity(paths.len()),
             last_progress: now,
         };
@@ -191,14 +194,19 @@ impl Client {
         first_sends.saturating_sub(self.data.nxt) * MSS as u64
     }
 
-    /// How its subflows' TCP senders recovered losses so far.
+    /// How its subflows' TCP senders, and for MPTCP its data level, recovered losses so far.
     pub fn loss_recovery(&self) -> measure::LossRecovery {
-        let mut counts = measure::LossRecovery::default();
+        let mut counts = measure::LossRecovery {
+            data_retransmissions: self.data_retransmissions,
+            ..Default::default()
+        };
         for sf in &self.subflows {
             counts += measure::LossRecovery {
                 retransmitted_segments: sf.tx.retransmits,
                 timeouts: sf.tx.timeouts,
                 loss_probes: sf.tx.loss_probes,
+                stale_subflows: sf.watch.times_marked().into(),
+                data_retransmissions: 0,
             };
         }
         counts
@@ -393,6 +401,7 @@ impl Client {
             retransmit::on_expiry(&mut self.subflows, &mut self.data, self.stale_loss_cnt);
         if retransmission.is_some() {
             self.data_retransmit = retransmission;
+            self.data_retransmissions += 1;
         }
         if self.data.una < self.data.nxt || self.data.has_unsent() {
             self.timers

@@ -31,6 +31,8 @@ pub struct StaleWatch {
     count_stamp: Nanos,
     /// Marked stale and not heard from since (`subflow->stale`).
     stale: bool,
+    /// Times it was marked stale (Linux counts them per host, `MPTcpExtSubflowStale`).
+    marked: u32,
 }
 
 impl StaleWatch {
@@ -50,6 +52,11 @@ impl StaleWatch {
     /// Expiries in a row that found the subflow busy and not heard from.
     pub fn count(&self) -> u8 {
         self.count
+    }
+
+    /// Times the subflow was marked stale so far.
+    pub fn times_marked(&self) -> u32 {
+        self.marked
     }
 
     /// One data-level timer expiry found the subflow with data outstanding
@@ -101,6 +108,7 @@ pub fn check(
         return false;
     }
     sf.watch.stale = true;
+    sf.watch.marked += 1;
     data.rewind();
     true
 }
@@ -134,6 +142,7 @@ mod tests {
             count: 6,
             count_stamp: 5,
             stale: true,
+            marked: 1,
         };
         w.heard_from(5);
         assert!(
