@@ -196,7 +196,7 @@ impl LinkView {
     /// Link `index` of `sc`, with `drawn` its delays as runs use them.
     fn of(sc: &Scenario, drawn: &Link, index: usize) -> LinkView {
         let given = &sc.links[index];
-        let node = |id: scenario::model::NodeId| sc.nodes[id.index()].name.clone();
+        let node = |id| sc.node_name(id).to_string();
         let dir = |b_to_a: bool| {
             let id = LinkId(index).dir(b_to_a);
             DirectionView::of(sc, id, drawn.dir(id))
@@ -364,7 +364,7 @@ struct MptcpView {
 
 impl FlowView {
     fn of(sc: &Scenario, f: &FlowGroup) -> FlowView {
-        let node = |id: scenario::model::NodeId| sc.nodes[id.index()].name.clone();
+        let node = |id| sc.node_name(id).to_string();
         FlowView {
             name: f.name.clone(),
             protocol: f.protocol,
@@ -407,7 +407,7 @@ impl PathView {
     fn of(sc: &Scenario, f: &FlowGroup, route: &Route) -> PathView {
         let nodes = std::iter::once(f.src)
             .chain(route.hops.iter().map(|&d| sc.links[d.link()].to_node(d)))
-            .map(|n| sc.nodes[n.index()].name.clone())
+            .map(|n| sc.node_name(n).to_string())
             .collect();
         PathView {
             links: route

@@ -263,13 +263,15 @@ impl Scenario {
         self.variant_name().replace(['/', ' '], "_")
     }
 
+    /// A node's name as the file gives it.
+    pub fn node_name(&self, node: NodeId) -> &str {
+        &self.nodes[node].name
+    }
+
     pub fn dir_name(&self, dir: DirId) -> String {
         let l = &self.links[dir.link()];
         let (from, to) = (l.from_node(dir), l.to_node(dir));
-        format!(
-            "{}:{}>{}",
-            l.name, self.nodes[from].name, self.nodes[to].name
-        )
+        format!("{}:{}>{}", l.name, self.node_name(from), self.node_name(to))
     }
     /// The most flows a run can have (counts drawn per run at their largest).
     pub fn total_flows(&self) -> u64 {
