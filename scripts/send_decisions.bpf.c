@@ -54,14 +54,19 @@ enum counter {
 	THROTTLED_BY_TSQ = 10,     /* bucket: held */
 	ACK_DUE_HELD = 11,      /* bucket: 100 us until the oldest ACK is due, when held */
 	ACK_DUE_SENT = 12,      /* the same when sent */
-	SENT_AFTER = 13,        /* bucket: segments sent (4: four or more), + 5 times
-				 * what the interval before did with one segment free
-				 * (enum one_free) */
+	SENT_AFTER = 13,        /* bucket: segments sent (SENT_AFTER_MAX: that many or
+				 * more), + SENT_AFTER_STRIDE times what the interval
+				 * before did with one segment free (enum one_free) */
 };
 
-/* What an interval with exactly one segment of window free did with it. */
+/* SENT_AFTER's buckets; scripts/send-decisions names them the same. */
+#define SENT_AFTER_MAX 4
+#define SENT_AFTER_STRIDE 5
+
+/* What an interval did with exactly one segment of window free. */
 enum one_free {
-	USED = 0,               /* sent it, or had more than one free */
+	NOT_HELD = 0,           /* anything but a hold: sent it, had another number
+				 * free, was left out, or was the socket's first */
 	DEFERRED = 1,           /* held it with two or more segments waiting */
 	NOTHING_TO_SEND = 2,    /* held it with under two waiting */
 };
@@ -79,8 +84,10 @@ struct seen {
 	u64 last_write;
 	u32 snd_nxt;
 	u32 total_retrans;
-	/* What the interval that ended here did with one free segment (enum one_free). */
-	u8 one_free;
+	/* What the interval that ended here did with one free segment (enum one_free);
+	 * a u32, so that the struct has no padding for the verifier to find unwritten. */
+	u32 one_free;
+	u32 unused;
 };
 
 struct {
@@ -139,7 +146,9 @@ static __always_inline void decide(struct tcp_sock *tp, struct sock *sk, u32 kin
 
 	/* What an ACK released, by whether the interval before held a segment back: a
 	 * held segment leaves with the next ACK's, as a longer run. */
-	count(kind, SENT_AFTER, (sent < 4 ? sent : 4) + 5 * (before->one_free % 3));
+	count(kind, SENT_AFTER,
+	      (sent < SENT_AFTER_MAX ? sent : SENT_AFTER_MAX) +
+		      SENT_AFTER_STRIDE * before->one_free);
 	count(kind, FREE_AFTER_ACK, free_segments < 0 ? 0 : free_segments);
 	if (free_segments != 1)
 		return;
@@ -157,12 +166,14 @@ static __always_inline void decide(struct tcp_sock *tp, struct sock *sk, u32 kin
 			now->one_free = NOTHING_TO_SEND;
 		return;
 	}
-	if (held)
-		now->one_free = DEFERRED;
 	struct sk_buff *head = oldest_unacked(tp);
 
 	if (!head)
 		return;
+	/* Counted as a deferral where the rules below are checked (VERDICT), so that the
+	 * ACKs after a deferral are at most the deferrals. */
+	if (held)
+		now->one_free = DEFERRED;
 	u64 decided = before->at;
 	bool wrote_lately = (s64)(decided - before->last_write - NSEC_PER_MSEC) <= 0;
 	u64 srtt_ns = (u64)(1000 >> 3) * tp->srtt_us;
@@ -208,7 +219,7 @@ int BPF_PROG(on_segment, struct sock *sk, struct sk_buff *skb)
 		return 0;
 	}
 	before = *p;
-	now.one_free = USED;
+	now.one_free = NOT_HELD;
 	decide(tp, sk, kind, &before, &now);
 	bpf_map_update_elem(&previous, &key, &now, BPF_ANY);
 	return 0;

@@ -19,6 +19,7 @@ TOOL = REPO / "scripts" / "e53-trace"
 def load_tool() -> ModuleType:
     loader = importlib.machinery.SourceFileLoader("e53_trace", str(TOOL))
     spec = importlib.util.spec_from_loader("e53_trace", loader)
+    assert spec is not None
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
     return module
@@ -32,7 +33,7 @@ def by_place(copies: tuple[int, int, int], lost: tuple[int, int, int]) -> Counte
     return counts
 
 
-def test_swapped_places_separates_the_mix_from_the_drop_rates():
+def test_swapped_places_separates_the_mix_from_the_drop_rates() -> None:
     tool = load_tool()
     # Both drop 0, 1 % and 10 % of first, second and third-or-later packets; the second
     # backend sends twice as many of its packets third or later.
@@ -54,7 +55,7 @@ def test_swapped_places_separates_the_mix_from_the_drop_rates():
     assert other_rates == pytest.approx(0.028)
 
 
-def seed_counts(per_seed: dict[int, tuple[float, float, int, int, int, int]]):
+def seed_counts(per_seed: dict[int, tuple[float, float, int, int, int, int]]) -> defaultdict:
     """Per seed: MPTCP's and TCP's goodput, then episodes and segments of MPTCP and of TCP."""
     stats = defaultdict(Counter)
     for seed, (g_m, g_t, e_m, s_m, e_t, s_t) in per_seed.items():
@@ -67,7 +68,7 @@ def seed_counts(per_seed: dict[int, tuple[float, float, int, int, int, int]]):
     return stats
 
 
-def test_the_loss_event_curve_per_seed():
+def test_the_loss_event_curve_per_seed() -> None:
     tool = load_tool()
     stats = seed_counts(
         {

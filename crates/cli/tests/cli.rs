@@ -196,6 +196,46 @@ fn run_writes_summary_series_and_report() {
 }
 
 #[test]
+fn the_simulator_counts_the_data_level_for_mptcp_groups_only() {
+    let dir = temp("data-level");
+    let out = bin()
+        .args([
+            "run",
+            "--seeds",
+            "1",
+            "--duration",
+            "15s",
+            "--set",
+            "cc=lia",
+        ])
+        .arg(scenarios().join("rfc6356-no-harm.toml"))
+        .arg("--out")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    let metrics = &summary["variants"][0]["metrics"];
+    for quantity in ["stale_subflows", "data_retransmissions"] {
+        assert!(
+            metrics[format!("group.mptcp.{quantity}")]["runs"][0].is_number(),
+            "{quantity} missing for the MPTCP group"
+        );
+        assert!(
+            metrics.get(format!("group.tcp.{quantity}")).is_none(),
+            "{quantity} given for the TCP group"
+        );
+    }
+    assert!(metrics["group.tcp.timeouts"]["runs"][0].is_number());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn strict_fails_when_a_check_fails() {
     let dir = temp("strict");
     let file = dir.join("impossible.toml");

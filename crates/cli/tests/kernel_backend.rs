@@ -249,6 +249,10 @@ fn e3_on_the_kernel_matches_table_3_and_leaves_nothing_even_after_a_crash() {
         }
         assert_eq!(metric("group.download.timeouts"), None);
         assert_eq!(metric("group.download.loss_probes"), None);
+        // The data level's counts are the kernel's per host (MPTcpExtSubflowStale,
+        // MPTcpExtMPTCPRetrans), not per group.
+        assert_eq!(metric("group.download.stale_subflows"), None);
+        assert_eq!(metric("group.download.data_retransmissions"), None);
     }
     // And the report works on kernel results as on the simulator's.
     let report = Command::new(bin())

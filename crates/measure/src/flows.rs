@@ -92,15 +92,15 @@ impl ReceiverSegments {
 /// Which of `LossRecovery`'s counts a backend keeps per flow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum RecoveryCounts {
-    /// All three (the simulator).
+    /// All of them (the simulator; the data level's for MPTCP groups only).
     All,
     /// Only the segments sent again: the kernel counts timeouts and loss probes per host
     /// (`nstat`), not per socket.
     RetransmissionsOnly,
 }
 
-/// What a flow's TCP senders (all subflows of all its connections) did to recover losses
-/// over the whole run, the warm-up included.
+/// What a flow's TCP senders (all subflows of all its connections) and, for MPTCP, its
+/// connections' data level did to recover losses over the whole run, the warm-up included.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LossRecovery {
     /// Segments sent again (`tcpi_total_retrans`).
@@ -444,24 +444,23 @@ impl FlowMeter {
                 for &i in &members {
                     sum += loss_recovery[i];
                 }
-                let counts = [
+                let tcp_level = [
                     (Quantity::RetransmittedSegments, sum.retransmitted_segments),
                     (Quantity::Timeouts, sum.timeouts),
                     (Quantity::LossProbes, sum.loss_probes),
+                ];
+                let data_level = [
                     (Quantity::StaleSubflows, sum.stale_subflows),
                     (Quantity::DataRetransmissions, sum.data_retransmissions),
                 ];
-                // The data level's counts are MPTCP's only.
-                let all = if group.protocol == Protocol::Mptcp {
-                    counts.len()
-                } else {
-                    3
-                };
                 let kept = match kept {
-                    RecoveryCounts::All => &counts[..all],
-                    RecoveryCounts::RetransmissionsOnly => &counts[..1],
+                    RecoveryCounts::All if group.protocol == Protocol::Mptcp => {
+                        [&tcp_level[..], &data_level[..]].concat()
+                    }
+                    RecoveryCounts::All => tcp_level.to_vec(),
+                    RecoveryCounts::RetransmissionsOnly => tcp_level[..1].to_vec(),
                 };
-                for &(q, v) in kept {
+                for (q, v) in kept {
                     metrics.insert(metric(q), v as f64);
                 }
             }

@@ -79,10 +79,11 @@ pub enum Quantity {
     Timeouts,
     /// Tail loss probes the subflows sent (`TcpExtTCPLossProbes`).
     LossProbes,
-    /// MPTCP: times a subflow was marked stale, its data then all sent again (Linux counts
-    /// them per host: `MPTcpExtSubflowStale`).
+    /// MPTCP: times a subflow was marked stale, its connection then sending everything not
+    /// acknowledged at the data level again (Linux counts them per host:
+    /// `MPTcpExtSubflowStale`).
     StaleSubflows,
-    /// MPTCP: expiries of the data-level retransmission timer that sent data again
+    /// MPTCP: expiries of the data-level retransmission timer whose re-send went out
     /// (`__mptcp_retrans()`; Linux's `MPTcpExtMPTCPRetrans` counts the chunks they send).
     DataRetransmissions,
     /// The receivers' ACKs per data segment they received, after the warm-up: Linux's

@@ -42,7 +42,8 @@ pub struct Client {
     data_timer_interval: Nanos,
     /// MPTCP: what the data-level timer's last expiry re-sends, on its idle subflow.
     data_retransmit: Option<Retransmission>,
-    /// MPTCP: expiries of the data-level timer that re-sent data (`__mptcp_retrans()`).
+    /// MPTCP: expiries of the data-level timer whose re-send went out (`__mptcp_retrans()`);
+    /// one the DATA_ACK overtook before it could go, or a later expiry replaced, is not one.
     data_retransmissions: u64,
     /// Scratch space for the congestion control's view of the subflows.
     views: Vec<SubflowView>,
@@ -401,7 +402,6 @@ impl Client {
             retransmit::on_expiry(&mut self.subflows, &mut self.data, self.stale_loss_cnt);
         if retransmission.is_some() {
             self.data_retransmit = retransmission;
-            self.data_retransmissions += 1;
         }
         if self.data.una < self.data.nxt || self.data.has_unsent() {
             self.timers
@@ -555,6 +555,10 @@ impl Client {
             return None;
         }
         let (s, dsn) = (r.subflow, r.dsns.start);
+        if !r.started {
+            r.started = true;
+            self.data_retransmissions += 1;
+        }
         // The re-sent fragment goes through `tcp_write_xmit()` as new data does, in skbs.
         let skb_end = self.subflows[s].take_skb_segment(r.dsns.end - r.dsns.start);
         r.dsns.start += 1;

@@ -38,6 +38,8 @@ pub fn interval(subflows: &[ClientSubflow], timers: &TimerTable, now: Nanos) -> 
 pub struct Retransmission {
     pub subflow: usize,
     pub dsns: Range<u64>,
+    /// Some of it went: the expiry counts as one that sent data again.
+    pub started: bool,
 }
 
 /// The timer expired: counts the busy subflows towards stale, and returns what to re-send
@@ -63,5 +65,6 @@ pub fn on_expiry(
     (!dsns.is_empty()).then_some(Retransmission {
         subflow: idle?,
         dsns,
+        started: false,
     })
 }
