@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import json
 import os
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -114,3 +117,14 @@ def assert_same_results(a: Path, b: Path) -> None:
 def task_files(folder: Path) -> int:
     tasks = folder / "tasks"
     return len(list(tasks.glob("*.msgpack"))) if tasks.exists() else 0
+
+
+def load_script(name: str) -> ModuleType:
+    """One of scripts/ (no .py suffix) as a module, to test its functions."""
+    path = REPO / "scripts" / name
+    loader = importlib.machinery.SourceFileLoader(name.replace("-", "_"), str(path))
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module

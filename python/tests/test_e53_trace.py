@@ -5,24 +5,15 @@ lost (q) from one in what a loss costs (k)."""
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 from collections import Counter, defaultdict
 from types import ModuleType
 
 import pytest
-from conftest import REPO
-
-TOOL = REPO / "scripts" / "e53-trace"
+from conftest import load_script
 
 
 def load_tool() -> ModuleType:
-    loader = importlib.machinery.SourceFileLoader("e53_trace", str(TOOL))
-    spec = importlib.util.spec_from_loader("e53_trace", loader)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
+    return load_script("e53-trace")
 
 
 def by_place(copies: tuple[int, int, int], lost: tuple[int, int, int]) -> Counter:

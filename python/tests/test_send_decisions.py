@@ -6,8 +6,6 @@ comes back, and nothing stays attached, whether the command succeeds or fails.""
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import os
 import re
 import signal
@@ -18,7 +16,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from conftest import REPO, kernel_missing, require, two_host_scenario
+from conftest import REPO, kernel_missing, load_script, require, two_host_scenario
 
 TOOL = REPO / "scripts" / "send-decisions"
 
@@ -37,12 +35,7 @@ queue = { kind = "droptail", size = "35pkt" }
 
 
 def load_tool() -> ModuleType:
-    loader = importlib.machinery.SourceFileLoader("send_decisions", str(TOOL))
-    spec = importlib.util.spec_from_loader("send_decisions", loader)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
+    return load_script("send-decisions")
 
 
 def test_the_table_gives_each_count_and_its_share() -> None:

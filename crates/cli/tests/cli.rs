@@ -11,6 +11,20 @@ fn scenarios() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios")
 }
 
+/// Asserts that the command succeeded, showing its standard error if not.
+fn assert_succeeded(out: &std::process::Output) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A results folder's summary.json.
+fn summary(folder: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(folder.join("summary.json")).unwrap()).unwrap()
+}
+
 fn temp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("mptcp-lab-cli-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -148,16 +162,10 @@ fn run_writes_summary_series_and_report() {
         .arg(&out_dir)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("pass group.reno.goodput_mbps"), "{stdout}");
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out_dir.join("summary.json")).unwrap())
-            .unwrap();
+    let summary = summary(&out_dir);
     assert_eq!(summary["seeds"], serde_json::json!([1, 2]));
     let v = &summary["variants"][0];
     // Every parameter fixed by --set: the variant is named by what it fixed, its folder
@@ -213,13 +221,8 @@ fn the_simulator_counts_the_data_level_for_mptcp_groups_only() {
         .arg(&dir)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    assert_succeeded(&out);
+    let summary = summary(&dir);
     let metrics = &summary["variants"][0]["metrics"];
     for quantity in ["stale_subflows", "data_retransmissions"] {
         assert!(
