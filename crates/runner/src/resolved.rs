@@ -316,7 +316,7 @@ impl AmountView {
 }
 
 /// A flow group: how many, what they run, between which hosts, over which paths (each as
-/// the nodes it crosses), and when.
+/// the link directions and the nodes it crosses, `PathView`), and when.
 #[derive(Serialize)]
 struct FlowView {
     name: String,
