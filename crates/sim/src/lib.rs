@@ -3,13 +3,15 @@
 //!
 //! Layout: `connection` (the two sans-I/O endpoints of a connection and their timer table),
 //! `tcp` (one subflow's sender and receiver), `mptcp` (path manager, scheduler, data level,
-//! stale subflows), `traffic` (the applications), `jitter` (hosts' processing times), `world`
+//! stale subflows), `traffic` (the applications), `jitter` (hosts' processing times), `jiffies`
+//! (Linux's tick clock, for the timers kept as Linux keeps them), `world`
 //! (the fabric, the dispatcher and the measurements, driven by `engine`'s event queue).
 
 pub mod capture;
 pub mod connection;
 pub mod engine;
 pub mod ids;
+pub mod jiffies;
 mod jitter;
 pub mod mptcp;
 pub mod packet;

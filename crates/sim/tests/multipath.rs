@@ -171,13 +171,34 @@ fn a_one_subflow_mptcp_connection_is_tcp() {
 
 #[test]
 fn responsiveness_orders_the_algorithms() {
-    let m = means("e2-responsiveness.toml");
+    let scenarios = variants("e2-responsiveness.toml");
+    let m: BTreeMap<String, BTreeMap<String, f64>> = scenarios
+        .iter()
+        .filter(|sc| sc.variant != "cc=fullycoupled")
+        .map(|sc| (sc.variant.clone(), mean_of_seeds(sc)))
+        .collect();
     let t = |cc: &str| m[&format!("cc={cc}")]["flow.mptcp#0.sf1.convergence_s"];
-    // Fully coupled's path-2 window never settles in its share: it has no convergence time
-    // (the equal-share band rule, docs/results-format.md), though its window is measured.
-    let coupled = &m["cc=fullycoupled"];
-    assert!(!coupled.contains_key("flow.mptcp#0.sf1.convergence_s"));
-    assert!(coupled.contains_key("flow.mptcp#0.sf1.mean_cwnd_after_pkts"));
+    // Fully coupled's path-2 window seldom settles in its share (the equal-share band rule,
+    // docs/results-format.md; the kernel's took 94 s): a seed in which it does converge
+    // takes more than twice as long as LIA and Balia, and its window is measured in every
+    // seed.
+    let coupled = scenarios
+        .iter()
+        .find(|sc| sc.variant == "cc=fullycoupled")
+        .expect("a fully coupled variant");
+    for k in 0..SEEDS {
+        let run = sim::run(coupled, coupled.seed + k, |_| {}).metrics;
+        assert!(run.contains_key("flow.mptcp#0.sf1.mean_cwnd_after_pkts"));
+        if let Some(&c) = run.get("flow.mptcp#0.sf1.convergence_s") {
+            for fast in ["lia", "balia"] {
+                assert!(
+                    c > 2.0 * t(fast),
+                    "coupled {c:.1} s vs {fast} {:.1} s",
+                    t(fast)
+                );
+            }
+        }
+    }
     // The others converge within the published bound, and, as on the kernel, neither LIA
     // nor Balia twice as fast as OLIA: Linux's receiver acknowledges each segment of the
     // small-window path while its window grows, so no held ACK doubles that path's RTT

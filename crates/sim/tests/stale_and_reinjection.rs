@@ -2,6 +2,8 @@
 //! What each test pins down, and the kernel function it follows (net/mptcp/protocol.c and
 //! pm.c), is in docs/linux-fidelity.md:
 //! - a subflow's own retransmission timeouts do nothing at the connection level;
+//! - the data-level timer runs on Linux's ticks, at least two apart
+//!   (`mptcp_timeout_from_subflow()`, `mptcp_reset_rtx_timer()`);
 //! - the data-level timer counts a silent busy subflow, and the expiry that takes the count
 //!   past `stale_loss_cnt` (4) marks it stale (`mptcp_pm_subflow_chk_stale()`);
 //! - going stale rewinds the data level to the DATA_ACK: everything unacknowledged goes
@@ -15,6 +17,9 @@ mod wire;
 
 use net::Nanos;
 use sim::connection::ConnConfig;
+use sim::jiffies::{JIFFY, Jiffies};
+use sim::mptcp::retransmit::MIN_INTERVAL;
+use sim::mptcp::stale::is_active;
 use sim::packet::MSS;
 use std::collections::BTreeSet;
 use wire::{MS, Wire, config};
@@ -125,6 +130,78 @@ fn a_silent_subflow_goes_stale_at_the_fifth_data_level_expiry_not_at_its_timeout
             .all(|(_, p)| !sent_on_1_before(&w, stale_at).1.contains(&p.dsn)),
         "no reinjection before the subflow went stale"
     );
+}
+
+#[test]
+fn the_data_level_timer_runs_on_ticks_and_at_least_two_ticks_apart() {
+    // Linux reads the timer's interval in whole ticks (`mptcp_timeout_from_subflow()`:
+    // `icsk_timeout - jiffies`, at least one) and arms a `timer_list` for `jiffies +
+    // timer_ival` (`mptcp_reset_rtx_timer()`), which runs on a tick and one tick after the
+    // one asked for (`calc_index()`, kernel/time/timer.c). So however soon a subflow's own
+    // timer is due, the data-level timer expires at most once every two ticks.
+    let mut w = wire_losing_path_1(u64::MAX / MSS as u64, Nanos::MAX);
+    let watch = run_watching(&mut w, 5_000 * MS);
+    assert!(watch.expiries.len() >= 5, "expiries: {:?}", watch.expiries);
+    for e in &watch.expiries {
+        assert_eq!(e % JIFFY, 0, "an expiry at {e} ns is not on a tick");
+    }
+    for pair in watch.expiries.windows(2) {
+        assert!(
+            pair[1] - pair[0] >= 2 * JIFFY,
+            "expiries {pair:?} closer than two ticks"
+        );
+    }
+}
+
+#[test]
+fn the_interval_is_read_again_when_the_scheduler_is_consulted() {
+    // Linux reads the interval in `mptcp_subflow_get_send()` whenever its scheduler is
+    // consulted, whether or not anything can go; after an expiry with data waiting
+    // (`mptcp_check_and_set_pending()`, then `__mptcp_push_pending()` from
+    // `mptcp_release_cb()`) among others. So after such an expiry the interval is the
+    // longest time, in ticks, then left on a usable subflow's timer that is not counting
+    // towards stale (subflow 1's, once path 1 is dead, is left out), not the one read when
+    // data was last placed. An expiry moves no subflow's timer before the scheduler runs,
+    // so those timers are the ones the step before left.
+    let mut w = wire_losing_path_1(u64::MAX / MSS as u64, Nanos::MAX);
+    let timers = |w: &Wire| -> Vec<Option<Nanos>> {
+        w.client
+            .subflows()
+            .iter()
+            .map(|sf| sf.tx.timer_deadline())
+            .collect()
+    };
+    let mut deadline = w.client.data_level_deadline();
+    let mut timers_before = timers(&w);
+    let mut interval_before = w.client.data_timer_interval();
+    let (mut checked, mut changed) = (0, 0);
+    w.run_until(5_000 * MS, |w| {
+        let client = &w.client;
+        let expired = deadline == Some(w.now) && w.last_arrival.is_none();
+        deadline = client.data_level_deadline();
+        let left = std::mem::replace(&mut timers_before, timers(w));
+        let interval = client.data_timer_interval();
+        let read_before = std::mem::replace(&mut interval_before, interval);
+        if !expired || !client.data_waiting() {
+            return;
+        }
+        let jiffies = Jiffies::at(w.now);
+        let expected = client
+            .subflows()
+            .iter()
+            .zip(left)
+            .filter(|(sf, _)| is_active(sf) && sf.watch.count() == 0)
+            .filter_map(|(_, timer)| timer)
+            .map(|timer| Jiffies::due_at(timer).0.saturating_sub(jiffies.0))
+            .max()
+            .filter(|&ticks| ticks > 0)
+            .map_or(MIN_INTERVAL, Jiffies);
+        assert_eq!(interval, expected, "at {} ns", w.now);
+        checked += 1;
+        changed += usize::from(interval != read_before);
+    });
+    assert!(checked >= 3, "only {checked} expiries checked");
+    assert!(changed > 0, "the expiries never changed the interval");
 }
 
 #[test]

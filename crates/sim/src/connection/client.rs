@@ -5,6 +5,7 @@ use super::subflow::{ClientSubflow, SubflowState};
 use super::timers::{Timer, TimerTable};
 use super::{ConnConfig, Path};
 use crate::ids::{ConnId, SubflowId};
+use crate::jiffies::Jiffies;
 use crate::mptcp::retransmit::{self, Retransmission};
 use crate::mptcp::{DataSender, PathManager, Queued, Scheduler, linger};
 use crate::packet::{HEADER_BYTES, Kind, MSS, Packet, Transmit};
@@ -38,8 +39,11 @@ pub struct Client {
     pass_sent_new: u32,
     /// The scheduler placed data-level segments in the current sending pass.
     pass_scheduled: bool,
+    /// MPTCP: the scheduler is consulted in the current sending pass with data waiting
+    /// (`__mptcp_push_pending()` with a send head), whether or not any can go.
+    pass_consulted: bool,
     /// MPTCP: the data-level timer's interval, read when data was last scheduled.
-    data_timer_interval: Nanos,
+    data_timer_interval: Jiffies,
     /// MPTCP: what the data-level timer's last expiry re-sends, on its idle subflow.
     data_retransmit: Option<Retransmission>,
     /// MPTCP: expiries of the data-level timer whose re-send went out (`__mptcp_retrans()`);
@@ -83,7 +87,8 @@ impl Client {
             pass_sent: 0,
             pass_sent_new: 0,
             pass_scheduled: false,
-            data_timer_interval: crate::tcp::rtt::MIN_RTO,
+            pass_consulted: false,
+            data_timer_interval: retransmit::MIN_INTERVAL,
             data_retransmit: None,
             data_retransmissions: 0,
             views: Vec::with_capacity(paths.len()),
@@ -214,6 +219,17 @@ impl Client {
     }
 
     /// When the data-level retransmission timer is due, if it runs.
+    /// MPTCP: the data-level timer's interval as last read (`msk->timer_ival`).
+    pub fn data_timer_interval(&self) -> Jiffies {
+        self.data_timer_interval
+    }
+
+    /// MPTCP: whether data the application wrote waits for a subflow (Linux's send head),
+    /// whatever the peer's window.
+    pub fn data_waiting(&self) -> bool {
+        self.data.has_send_head(self.write_limit())
+    }
+
     pub fn data_level_deadline(&self) -> Option<Nanos> {
         self.timers.get(Timer::Connection)
     }
@@ -304,9 +320,6 @@ impl Client {
         }
         if data_advanced {
             self.last_progress = now;
-            if self.mptcp {
-                self.restart_data_level_timer(now);
-            }
         }
         if res.probe_repaired_loss {
             self.reduce_after_probe(s, ack.snd_una);
@@ -321,6 +334,9 @@ impl Client {
             tx.ssthresh = w.ssthresh.max(1.0);
         }
         self.sync_timer(s);
+        if self.mptcp {
+            self.on_dss_ack(now, data_advanced);
+        }
         if first_data_ack && res.acked > 0 && s == 0 && self.mptcp {
             for k in self.path_manager.on_fully_established() {
                 self.send_syn(k, now);
@@ -383,20 +399,51 @@ impl Client {
         self.timers.follow(s, self.subflows[s].tx.timer_deadline());
     }
 
+    /// The data level's part of an ACK, after TCP's (`mptcp_incoming_options()` runs after
+    /// `tcp_ack()`, so the subflow's own timer is already re-armed). `ack_update_msk()`
+    /// consults the scheduler if the peer's window is open and data waits
+    /// (`__mptcp_check_push()`), which reads the timer's interval again; then, if the
+    /// DATA_ACK advanced, `__mptcp_clean_una()` restarts the timer with that interval, and
+    /// the application, woken by the room it freed, writes and pushes
+    /// (`mptcp_sendmsg()` → `__mptcp_push_pending()`), consulting the scheduler again.
+    fn on_dss_ack(&mut self, now: Nanos, data_advanced: bool) {
+        let write_limit = self.write_limit();
+        if self.data.window_room() > 0 && self.data.has_send_head(write_limit) {
+            self.data_timer_interval = retransmit::interval(&self.subflows, &self.timers, now);
+        }
+        if data_advanced {
+            self.restart_data_level_timer(now);
+            self.pass_consulted |= self.data.has_send_head(write_limit);
+        }
+    }
+
+    /// The connection's send buffer in segments: with Linux's scheduler the sum of its
+    /// subflows' (`mptcp_propagate_sndbuf()`); the schedulers that place one segment at a
+    /// time model no send buffer.
+    fn write_limit(&self) -> u64 {
+        if self.scheduler.kind() != SchedulerKind::LinuxDefault {
+            return u64::MAX;
+        }
+        let sndbuf: u64 = self.subflows.iter().map(|sf| sf.sndbuf).sum();
+        (sndbuf / MSS as u64).max(1)
+    }
+
     /// The data level advanced: the timer starts over, or stops when everything written
     /// is acknowledged (`__mptcp_clean_una()`).
     fn restart_data_level_timer(&mut self, now: Nanos) {
         if self.data.una == self.data.nxt && !self.data.has_unsent() {
             self.timers.stop(Timer::Connection);
         } else {
-            self.timers
-                .set(Timer::Connection, now + self.data_timer_interval);
+            let deadline = retransmit::deadline(now, self.data_timer_interval);
+            self.timers.set(Timer::Connection, deadline);
         }
     }
 
     /// The data-level timer expired (`__mptcp_retrans()`): stale accounting, perhaps a
     /// re-send of the head fragment on an idle subflow, and the timer armed again unless
-    /// nothing is outstanding or waiting.
+    /// nothing is outstanding or waiting. With data waiting, the push that follows
+    /// (`mptcp_check_and_set_pending()`, then `__mptcp_push_pending()` from
+    /// `mptcp_release_cb()`) consults the scheduler, which reads the interval again.
     fn on_data_level_timeout(&mut self, now: Nanos) {
         let retransmission =
             retransmit::on_expiry(&mut self.subflows, &mut self.data, self.stale_loss_cnt);
@@ -404,9 +451,10 @@ impl Client {
             self.data_retransmit = retransmission;
         }
         if self.data.una < self.data.nxt || self.data.has_unsent() {
-            self.timers
-                .set(Timer::Connection, now + self.data_timer_interval);
+            let deadline = retransmit::deadline(now, self.data_timer_interval);
+            self.timers.set(Timer::Connection, deadline);
         }
+        self.pass_consulted |= self.data.has_send_head(self.write_limit());
     }
 
     /// The congestion control's coupling state on subflow `s` now, for traces.
@@ -499,8 +547,7 @@ impl Client {
     /// the data runs out, or the connection's send buffer (the sum of its subflows',
     /// `mptcp_propagate_sndbuf()`) holds all the application may write.
     fn fill_send_queues(&mut self) {
-        let sndbuf: u64 = self.subflows.iter().map(|sf| sf.sndbuf).sum();
-        let write_limit = (sndbuf / MSS as u64).max(1);
+        let write_limit = self.write_limit();
         while self.data.has_data_within(write_limit) {
             let burst = linger::SEND_BURST_BYTES.min(self.data.window_room() * MSS as u64);
             let Some(s) = linger::pick(&mut self.subflows, burst) else {
@@ -577,12 +624,17 @@ impl Client {
     fn end_pass(&mut self, now: Nanos) {
         let sent = std::mem::take(&mut self.pass_sent);
         let sent_new = std::mem::take(&mut self.pass_sent_new);
-        if std::mem::take(&mut self.pass_scheduled) && self.mptcp {
-            // Linux reads the interval as it schedules, before this pass's segments arm
-            // any subflow timer, and arms the data-level timer if it is not running.
+        let scheduled = std::mem::take(&mut self.pass_scheduled);
+        let consulted = std::mem::take(&mut self.pass_consulted);
+        if self.mptcp && (scheduled || consulted) {
+            // Linux reads the interval whenever it consults the scheduler
+            // (`mptcp_subflow_get_send()`), before this pass's segments arm any subflow
+            // timer, and arms the data-level timer if it is not running once data went.
             self.data_timer_interval = retransmit::interval(&self.subflows, &self.timers, now);
-            self.timers
-                .arm(Timer::Connection, now + self.data_timer_interval);
+        }
+        if self.mptcp && scheduled {
+            let deadline = retransmit::deadline(now, self.data_timer_interval);
+            self.timers.arm(Timer::Connection, deadline);
         }
         for (s, sf) in self.subflows.iter_mut().enumerate() {
             if !sf.is_established() {

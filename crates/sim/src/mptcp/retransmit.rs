@@ -3,9 +3,14 @@
 //! - Its interval (`msk->timer_ival`, `__mptcp_set_timeout()`) is the longest time left on
 //!   any usable subflow's pending TCP timer when data was last scheduled
 //!   (`mptcp_timeout_from_subflow()`; a subflow counting towards stale contributes
-//!   nothing), or `TCP_RTO_MIN` (200 ms) when none is pending. There is no backoff.
+//!   nothing), or `TCP_RTO_MIN` (200 ms) when none is pending. There is no backoff. Linux
+//!   reads that time in whole ticks (`icsk_timeout - jiffies`, see `crate::jiffies`), so a
+//!   subflow timer due within the current tick gives one tick, and one due in this very
+//!   tick gives `TCP_RTO_MIN`.
 //! - It is armed when data is pushed and none is pending, restarted whenever the DATA_ACK
-//!   advances, and stopped when everything written is acknowledged (`__mptcp_clean_una()`).
+//!   advances (`mptcp_reset_rtx_timer()`: `jiffies + timer_ival`), and stopped when
+//!   everything written is acknowledged (`__mptcp_clean_una()`). It is a `timer_list`, so it
+//!   runs on a tick, at least one tick after the interval has passed.
 //! - On expiry (`__mptcp_retrans()`) each subflow holding data at the TCP level (sent or
 //!   queued) is counted towards stale (see `stale`); the first subflow holding none, if
 //!   any, is given the sent part of the first unacknowledged data fragment again
@@ -15,22 +20,36 @@
 use super::stale::{self, is_active};
 use crate::connection::ClientSubflow;
 use crate::connection::timers::TimerTable;
+use crate::jiffies::{JIFFY, Jiffies, timer_list_deadline};
 use crate::mptcp::DataSender;
 use crate::tcp::rtt::MIN_RTO;
 use net::Nanos;
 use std::ops::Range;
 
+/// `TCP_RTO_MIN` in ticks (`HZ / 5`).
+pub const MIN_INTERVAL: Jiffies = Jiffies(MIN_RTO / JIFFY);
+
 /// The interval the timer is (re)armed with, read when data is scheduled.
-pub fn interval(subflows: &[ClientSubflow], timers: &TimerTable, now: Nanos) -> Nanos {
+pub fn interval(subflows: &[ClientSubflow], timers: &TimerTable, now: Nanos) -> Jiffies {
+    let jiffies = Jiffies::at(now);
     let longest = subflows
         .iter()
         .enumerate()
         .filter(|(_, sf)| is_active(sf) && sf.watch.count() == 0)
         .filter_map(|(s, _)| timers.get(s))
-        .map(|deadline| deadline.saturating_sub(now))
+        .map(|deadline| Jiffies::due_at(deadline).0.saturating_sub(jiffies.0))
         .max()
         .unwrap_or(0);
-    if longest > 0 { longest } else { MIN_RTO }
+    if longest > 0 {
+        Jiffies(longest)
+    } else {
+        MIN_INTERVAL
+    }
+}
+
+/// When the timer runs if (re)armed at `now` with `interval`.
+pub fn deadline(now: Nanos, interval: Jiffies) -> Nanos {
+    timer_list_deadline(now, interval)
 }
 
 /// What to send again after an expiry: the subflow and the data segments.

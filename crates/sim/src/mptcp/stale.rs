@@ -10,6 +10,7 @@
 //! everything not yet acknowledged at the data level again (`DataSender::rewind`).
 
 use crate::connection::ClientSubflow;
+use crate::jiffies::Jiffies;
 use crate::mptcp::DataSender;
 use net::Nanos;
 
@@ -22,13 +23,13 @@ pub const STALE_LOSS_CNT: u8 = scenario::spec::DEFAULT_STALE_LOSS_CNT;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct StaleWatch {
     /// When TCP last accepted an ACK on the subflow (`tcp_sk(ssk)->rcv_tstamp`, set in
-    /// `tcp_ack()` for every ACK not older than `snd_una`, duplicate ACKs included).
-    /// Linux keeps it in jiffies, the simulator in nanoseconds.
-    rcv_tstamp: Nanos,
+    /// `tcp_ack()` for every ACK not older than `snd_una`, duplicate ACKs included), in
+    /// ticks (`tcp_jiffies32`): an ACK in the same tick as the last is no news.
+    rcv_tstamp: Jiffies,
     /// Expiries in a row that found the subflow busy (`stale_count`).
     count: u8,
     /// `rcv_tstamp` at the first of them (`stale_rcv_tstamp`).
-    count_stamp: Nanos,
+    count_stamp: Jiffies,
     /// Marked stale and not heard from since (`subflow->stale`).
     stale: bool,
     /// Times it was marked stale (Linux counts them per host, `MPTcpExtSubflowStale`).
@@ -39,8 +40,8 @@ impl StaleWatch {
     /// TCP accepted an ACK on the subflow. A stale subflow is usable again
     /// (`mptcp_subflow_active()` sees `rcv_tstamp` move and clears `stale`).
     pub fn heard_from(&mut self, now: Nanos) {
-        self.rcv_tstamp = now;
-        if self.stale && now != self.count_stamp {
+        self.rcv_tstamp = Jiffies::at(now);
+        if self.stale && self.rcv_tstamp != self.count_stamp {
             self.stale = false;
         }
     }
@@ -116,15 +117,16 @@ pub fn check(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::jiffies::JIFFY;
 
     #[test]
     fn the_count_grows_while_silent_and_restarts_when_heard_from() {
         let mut w = StaleWatch::default();
-        w.heard_from(10);
+        w.heard_from(10 * JIFFY);
         let expiries: Vec<bool> = (0..6).map(|_| w.count_expiry(STALE_LOSS_CNT)).collect();
         assert_eq!(expiries, [false, false, false, false, true, true]);
         assert_eq!(w.count(), 6);
-        w.heard_from(20);
+        w.heard_from(20 * JIFFY);
         assert!(!w.count_expiry(STALE_LOSS_CNT));
         assert_eq!(
             w.count(),
@@ -136,20 +138,33 @@ mod tests {
     }
 
     #[test]
+    fn an_ack_in_the_same_tick_is_no_news() {
+        let mut w = StaleWatch::default();
+        w.heard_from(10 * JIFFY);
+        w.count_expiry(STALE_LOSS_CNT);
+        w.heard_from(11 * JIFFY - 1);
+        w.count_expiry(STALE_LOSS_CNT);
+        assert_eq!(w.count(), 2, "Linux stamps ACKs with tcp_jiffies32");
+        w.heard_from(11 * JIFFY);
+        w.count_expiry(STALE_LOSS_CNT);
+        assert_eq!(w.count(), 0, "an ACK in the next tick is news");
+    }
+
+    #[test]
     fn any_ack_makes_a_stale_subflow_usable() {
         let mut w = StaleWatch {
-            rcv_tstamp: 5,
+            rcv_tstamp: Jiffies(5),
             count: 6,
-            count_stamp: 5,
+            count_stamp: Jiffies(5),
             stale: true,
             marked: 1,
         };
-        w.heard_from(5);
+        w.heard_from(6 * JIFFY - 1);
         assert!(
             w.is_stale(),
             "the same timestamp is no news (Linux compares jiffies)"
         );
-        w.heard_from(6);
+        w.heard_from(6 * JIFFY);
         assert!(!w.is_stale());
     }
 }

@@ -76,6 +76,8 @@ pub struct Wire {
     pub log: Vec<(Nanos, Packet)>,
     pub drop: DropRule,
     pub delivered: u64,
+    /// The packet the last step delivered, if it delivered one, with its arrival time.
+    pub last_arrival: Option<(Nanos, Packet)>,
 }
 
 impl Wire {
@@ -92,6 +94,7 @@ impl Wire {
             log: Vec::new(),
             drop: Box::new(|_, _| false),
             delivered: 0,
+            last_arrival: None,
         };
         w.collect();
         w
@@ -146,6 +149,7 @@ impl Wire {
                 break;
             }
             self.now = t;
+            self.last_arrival = None;
             if let Some((pt, n)) = next_packet
                 && pt == t
             {
@@ -155,6 +159,7 @@ impl Wire {
                     .position(|&(a, m, _)| (a, m) == (pt, n))
                     .expect("present");
                 let (_, _, p) = self.in_flight.remove(i);
+                self.last_arrival = Some((t, p));
                 if p.kind.to_server() {
                     self.server.handle_packet(t, &p);
                 } else {
