@@ -10,8 +10,12 @@
 //!   how far ahead `expires` lies (level `n` from `LVL_START(n)` ticks on, in buckets of
 //!   `8^n` ticks), and the bucket is the next multiple of the level's granularity strictly
 //!   above `expires`, so that a timer armed at the edge of a tick never runs early: armed
-//!   for `jiffies + 1`, it runs on the second tick from now; armed 64 ticks or more ahead,
-//!   it runs up to 8 ticks late.
+//!   for `jiffies + 1`, it runs on the second tick from now; armed 63 to 503 ticks ahead,
+//!   up to 8 ticks late, and further ahead up to 64 and more.
+//!
+//! The wheel's clock (`base->clk`) is taken to be `jiffies`. Linux's may be one tick ahead
+//! when a timer is armed after the timer softirq of that tick has run, which moves each
+//! level's first distance by one tick; the simulator leaves that out.
 //!
 //! `HZ` is a kernel build option (`CONFIG_HZ`); the simulator takes Debian's 250, the kernel
 //! the kernel backend runs on here. Only MPTCP's data-level timer and the stale accounting

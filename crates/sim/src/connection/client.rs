@@ -42,7 +42,7 @@ pub struct Client {
     /// MPTCP: the scheduler is consulted in the current sending pass with data waiting
     /// (`__mptcp_push_pending()` with a send head), whether or not any can go.
     pass_consulted: bool,
-    /// MPTCP: the data-level timer's interval, read when data was last scheduled.
+    /// MPTCP: the data-level timer's interval, read when the scheduler was last consulted.
     data_timer_interval: Jiffies,
     /// MPTCP: what the data-level timer's last expiry re-sends, on its idle subflow.
     data_retransmit: Option<Retransmission>,
@@ -218,7 +218,6 @@ impl Client {
         counts
     }
 
-    /// When the data-level retransmission timer is due, if it runs.
     /// MPTCP: the data-level timer's interval as last read (`msk->timer_ival`).
     pub fn data_timer_interval(&self) -> Jiffies {
         self.data_timer_interval
@@ -230,6 +229,7 @@ impl Client {
         self.data.has_send_head(self.write_limit())
     }
 
+    /// When the data-level retransmission timer is due, if it runs.
     pub fn data_level_deadline(&self) -> Option<Nanos> {
         self.timers.get(Timer::Connection)
     }

@@ -80,10 +80,12 @@ impl DataSender {
     /// Segments the peer's window takes beyond what was sent (Linux's `mptcp_wnd_end() -
     /// snd_nxt`; a rewind moves `snd_nxt` back to `snd_una`).
     pub fn window_room(&self) -> u64 {
-        let sent_to = if self.resend.is_empty() {
-            self.nxt
+        // Rewound data the DATA_ACK has since covered is not waiting any more.
+        let rewound_from = self.resend.start.max(self.una);
+        let sent_to = if rewound_from < self.resend.end {
+            rewound_from
         } else {
-            self.resend.start
+            self.nxt
         };
         self.una
             .saturating_add(self.peer_window.max(1))
@@ -105,8 +107,8 @@ impl DataSender {
             .min(self.window_room())
     }
 
-    /// Whether the application has written data not yet sent once (Linux's send head),
-    /// whatever the window.
+    /// Whether the application has written data not yet sent once, whatever the window
+    /// and the send buffer (see `has_send_head` for Linux's send head).
     pub fn has_unsent(&self) -> bool {
         self.nxt < self.app_limit
     }

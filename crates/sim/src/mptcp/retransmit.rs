@@ -1,16 +1,17 @@
 //! MPTCP's data-level retransmission timer, as Linux runs it (net/mptcp/protocol.c).
 //!
 //! - Its interval (`msk->timer_ival`, `__mptcp_set_timeout()`) is the longest time left on
-//!   any usable subflow's pending TCP timer when data was last scheduled
-//!   (`mptcp_timeout_from_subflow()`; a subflow counting towards stale contributes
-//!   nothing), or `TCP_RTO_MIN` (200 ms) when none is pending. There is no backoff. Linux
-//!   reads that time in whole ticks (`icsk_timeout - jiffies`, see `crate::jiffies`), so a
-//!   subflow timer due within the current tick gives one tick, and one due in this very
-//!   tick gives `TCP_RTO_MIN`.
+//!   any usable subflow's pending TCP timer when the scheduler was last consulted
+//!   (`mptcp_subflow_get_send()`, `mptcp_timeout_from_subflow()`; a subflow counting
+//!   towards stale contributes nothing), or `TCP_RTO_MIN` (200 ms) when none is pending.
+//!   There is no backoff. Linux reads that time in whole ticks (`icsk_timeout - jiffies`,
+//!   see `crate::jiffies`): a subflow timer due before the next tick gives one tick, one
+//!   due at the current tick (`icsk_timeout == jiffies`) gives `TCP_RTO_MIN`.
 //! - It is armed when data is pushed and none is pending, restarted whenever the DATA_ACK
 //!   advances (`mptcp_reset_rtx_timer()`: `jiffies + timer_ival`), and stopped when
 //!   everything written is acknowledged (`__mptcp_clean_una()`). It is a `timer_list`, so it
-//!   runs on a tick, at least one tick after the interval has passed.
+//!   runs on a tick, after the interval has passed: within a tick of it for intervals
+//!   under 63 ticks, later for longer ones (the timer wheel's coarser levels).
 //! - On expiry (`__mptcp_retrans()`) each subflow holding data at the TCP level (sent or
 //!   queued) is counted towards stale (see `stale`); the first subflow holding none, if
 //!   any, is given the sent part of the first unacknowledged data fragment again
@@ -29,7 +30,7 @@ use std::ops::Range;
 /// `TCP_RTO_MIN` in ticks (`HZ / 5`).
 pub const MIN_INTERVAL: Jiffies = Jiffies(MIN_RTO / JIFFY);
 
-/// The interval the timer is (re)armed with, read when data is scheduled.
+/// The interval the timer is (re)armed with, read whenever the scheduler is consulted.
 pub fn interval(subflows: &[ClientSubflow], timers: &TimerTable, now: Nanos) -> Jiffies {
     let jiffies = Jiffies::at(now);
     let longest = subflows
