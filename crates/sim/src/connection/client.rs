@@ -408,7 +408,7 @@ impl Client {
     /// (`mptcp_sendmsg()` → `__mptcp_push_pending()`), consulting the scheduler again.
     fn on_dss_ack(&mut self, now: Nanos, data_advanced: bool) {
         let write_limit = self.write_limit();
-        if self.data.window_room() > 0 && self.data.has_send_head(write_limit) {
+        if self.data.window_open() && self.data.has_send_head(write_limit) {
             self.data_timer_interval = retransmit::interval(&self.subflows, &self.timers, now);
         }
         if data_advanced {

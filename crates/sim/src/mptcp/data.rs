@@ -77,8 +77,9 @@ impl DataSender {
         self.has_send_head(limit)
     }
 
-    /// Segments the peer's window takes beyond what was sent (Linux's `mptcp_wnd_end() -
-    /// snd_nxt`; a rewind moves `snd_nxt` back to `snd_una`).
+    /// Segments the peer's window takes beyond what goes next: Linux's `mptcp_wnd_end()`
+    /// less the data sequence number of the data being sent (`mptcp_check_allowed_size()`),
+    /// so rewound data is measured from where it starts.
     pub fn window_room(&self) -> u64 {
         // Rewound data the DATA_ACK has since covered is not waiting any more.
         let rewound_from = self.resend.start.max(self.una);
@@ -90,6 +91,13 @@ impl DataSender {
         self.una
             .saturating_add(self.peer_window.max(1))
             .saturating_sub(sent_to)
+    }
+
+    /// Whether the peer's window reaches beyond the highest data sent
+    /// (`after64(msk->wnd_end, msk->snd_nxt)` in `ack_update_msk()`; since Linux 5.16 a
+    /// rewind leaves `snd_nxt` where it was).
+    pub fn window_open(&self) -> bool {
+        self.una.saturating_add(self.peer_window.max(1)) > self.nxt
     }
 
     /// Segments that could go now, one after another: what is rewound, or else new data
@@ -236,6 +244,30 @@ mod tests {
 
     fn drain(tx: &mut DataSender) -> Vec<u64> {
         std::iter::from_fn(|| tx.has_data().then(|| tx.take())).collect()
+    }
+
+    #[test]
+    fn the_window_is_open_beyond_the_highest_data_sent_whatever_a_rewind() {
+        let mut tx = DataSender::new(100, 4);
+        drain(&mut tx);
+        assert!(!tx.window_open());
+        tx.rewind();
+        assert!(
+            !tx.window_open(),
+            "a rewind leaves snd_nxt where it was (Linux 5.16 on)"
+        );
+        assert_eq!(
+            tx.window_room(),
+            4,
+            "rewound data is measured from where it starts"
+        );
+        assert_eq!(tx.on_data_ack(4, 4), 4);
+        assert!(tx.window_open());
+        assert_eq!(
+            tx.window_room(),
+            4,
+            "rewound data the DATA_ACK covered waits no more"
+        );
     }
 
     #[test]
