@@ -407,13 +407,13 @@ impl Client {
     /// the application, woken by the room it freed, writes and pushes
     /// (`mptcp_sendmsg()` → `__mptcp_push_pending()`), consulting the scheduler again.
     fn on_dss_ack(&mut self, now: Nanos, data_advanced: bool) {
-        let write_limit = self.write_limit();
-        if self.data.window_open() && self.data.has_send_head(write_limit) {
+        let waiting = self.data.has_send_head(self.write_limit());
+        if waiting && self.data.window_open() {
             self.data_timer_interval = retransmit::interval(&self.subflows, &self.timers, now);
         }
         if data_advanced {
             self.restart_data_level_timer(now);
-            self.pass_consulted |= self.data.has_send_head(write_limit);
+            self.pass_consulted |= waiting;
         }
     }
 

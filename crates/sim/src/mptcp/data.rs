@@ -59,7 +59,8 @@ impl DataSender {
     /// `mptcp_sendmsg()` takes no more from the application beyond it). Rewound data was
     /// written already and goes whatever the limit.
     pub fn has_data_within(&mut self, write_limit: u64) -> bool {
-        self.has_unsent_within(self.peer_window.max(1).min(write_limit))
+        self.resend.start = self.resend.start.max(self.una);
+        self.has_send_head(self.peer_window.max(1).min(write_limit))
     }
 
     /// Whether the application has written data, within the connection's send buffer of
@@ -69,12 +70,6 @@ impl DataSender {
     pub fn has_send_head(&self, write_limit: u64) -> bool {
         let rewound = self.resend.start.max(self.una) < self.resend.end;
         rewound || (self.nxt < self.app_limit && self.nxt < self.una.saturating_add(write_limit))
-    }
-
-    /// Rewound data, or new data within `limit` segments of the DATA_ACK.
-    fn has_unsent_within(&mut self, limit: u64) -> bool {
-        self.resend.start = self.resend.start.max(self.una);
-        self.has_send_head(limit)
     }
 
     /// Segments the peer's window takes beyond what goes next: Linux's `mptcp_wnd_end()`
