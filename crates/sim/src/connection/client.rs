@@ -409,7 +409,7 @@ impl Client {
     fn on_dss_ack(&mut self, now: Nanos, data_advanced: bool) {
         let waiting = self.data.has_send_head(self.write_limit());
         if waiting && self.data.window_open() {
-            self.data_timer_interval = retransmit::interval(&self.subflows, &self.timers, now);
+            self.consult_scheduler(now);
         }
         if data_advanced {
             self.restart_data_level_timer(now);
@@ -445,6 +445,14 @@ impl Client {
     /// (`mptcp_check_and_set_pending()`, then `__mptcp_push_pending()` from
     /// `mptcp_release_cb()`) consults the scheduler, which reads the interval again.
     fn on_data_level_timeout(&mut self, now: Nanos) {
+        #[cfg(feature = "data-timer-trace")]
+        super::data_timer_trace::expiry(
+            now,
+            self.id,
+            self.data_timer_interval,
+            &self.data,
+            self.write_limit(),
+        );
         let retransmission =
             retransmit::on_expiry(&mut self.subflows, &mut self.data, self.stale_loss_cnt);
         if retransmission.is_some() {
@@ -455,6 +463,18 @@ impl Client {
             self.timers.set(Timer::Connection, deadline);
         }
         self.pass_consulted |= self.data.has_send_head(self.write_limit());
+    }
+
+    /// What Linux's `mptcp_subflow_get_send()` does each time the scheduler is consulted,
+    /// beyond choosing: it reads the data-level timer's interval from the subflows' timers.
+    fn consult_scheduler(&mut self, now: Nanos) {
+        self.data_timer_interval = retransmit::interval(&self.subflows, &self.timers, now);
+        // The kernel's side of the trace reads each subflow's stale state at this point
+        // (the mptcp_subflow_get_send tracepoint): the simulator's is read at the same.
+        #[cfg(feature = "data-timer-trace")]
+        for (s, sf) in self.subflows.iter().enumerate() {
+            super::data_timer_trace::subflow_seen(now, self.id, s, sf);
+        }
     }
 
     /// The congestion control's coupling state on subflow `s` now, for traces.
@@ -630,7 +650,7 @@ impl Client {
             // Linux reads the interval whenever it consults the scheduler
             // (`mptcp_subflow_get_send()`), before this pass's segments arm any subflow
             // timer, and arms the data-level timer if it is not running once data went.
-            self.data_timer_interval = retransmit::interval(&self.subflows, &self.timers, now);
+            self.consult_scheduler(now);
         }
         if self.mptcp && scheduled {
             let deadline = retransmit::deadline(now, self.data_timer_interval);

@@ -8,6 +8,8 @@
 //! accepts subflows and receives. Plain TCP is the one-subflow case of the same code.
 
 mod client;
+#[cfg(feature = "data-timer-trace")]
+mod data_timer_trace;
 mod server;
 mod subflow;
 pub mod timers;
