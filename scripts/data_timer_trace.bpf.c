@@ -12,8 +12,8 @@
  * usable subflow with data outstanding) have no tracepoint: their effect is read at
  * mptcp:mptcp_subflow_get_send, which fires for each subflow whenever the scheduler is
  * consulted (on each DSS ACK that finds data waiting, after an expiry with data waiting,
- * on each write), and an event goes out when a subflow's stale_count or stale flag differs
- * from what the last one said.
+ * on each write), and an event goes out at a subflow's first sighting and whenever its
+ * stale_count or stale flag differs from what the last one said.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -118,7 +118,10 @@ int BPF_PROG(on_consult, struct mptcp_subflow_context *subflow)
 	u32 state = ((u32)subflow->stale_count << 1) | (u32)BPF_CORE_READ_BITFIELD(subflow, stale);
 	u32 *seen = bpf_map_lookup_elem(&last_seen, &key);
 
-	if (seen ? *seen == state : state == 0)
+	/* The first sighting goes out whatever the state, so that every subflow the scheduler
+	 * looked at is in the trace. Entries stay for the program's life: a subflow allocated
+	 * later at the same address is taken for the old one (one run per program). */
+	if (seen && *seen == state)
 		return 0;
 	bpf_map_update_elem(&last_seen, &key, &state, BPF_ANY);
 	struct tcp_sock *tp = bpf_skc_to_tcp_sock(subflow->tcp_sock);
@@ -128,7 +131,7 @@ int BPF_PROG(on_consult, struct mptcp_subflow_context *subflow)
 		.msk = (u64)subflow->conn,
 		.kind = EVENT_CHECK,
 		.subflow = subflow->subflow_id,
-		.stale_count = subflow->stale_count,
+		.stale_count = state >> 1,
 		.stale = state & 1,
 	};
 

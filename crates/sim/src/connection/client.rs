@@ -451,7 +451,7 @@ impl Client {
             self.id,
             self.data_timer_interval,
             &self.data,
-            self.write_limit(),
+            self.subflows.iter().map(|sf| sf.sndbuf).sum(),
         );
         let retransmission =
             retransmit::on_expiry(&mut self.subflows, &mut self.data, self.stale_loss_cnt);

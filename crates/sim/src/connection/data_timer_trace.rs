@@ -26,7 +26,8 @@ use std::collections::HashMap;
 const EXPIRY: u8 = 0;
 const SUBFLOW_SEEN: u8 = 1;
 
-/// The timer ran, its interval `interval`; the data level as it found it, in segments.
+/// The timer ran, its interval `interval`; the data level as it found it, and the
+/// connection's send buffer (`sndbuf` bytes: the sum of its subflows').
 pub fn expiry(now: Nanos, conn: ConnId, interval: Jiffies, data: &DataSender, sndbuf: u64) {
     let kb = |segments: u64| segments.saturating_mul(MSS as u64) / 1000;
     eprintln!(
@@ -35,26 +36,24 @@ pub fn expiry(now: Nanos, conn: ConnId, interval: Jiffies, data: &DataSender, sn
         conn.0,
         interval.0,
         kb(data.nxt - data.una),
-        kb(sndbuf),
+        sndbuf / 1000,
         kb(data.peer_window),
     );
 }
 
 thread_local! {
-    /// Per connection and subflow, the stale state the last line gave; a line goes out when
-    /// it differs, as the kernel side's BPF program does (`last_seen`). Runs on other
-    /// threads (`--jobs`) keep their own.
+    /// Per connection and subflow, the stale state the last line gave; a line goes out at
+    /// the first sighting and when it differs, as the kernel side's BPF program does
+    /// (`last_seen`). Runs on other threads (`--jobs`) keep their own.
     static LAST_SEEN: RefCell<HashMap<(u32, usize), (u8, bool)>> = RefCell::new(HashMap::new());
 }
 
 /// Subflow `s` as the scheduler sees it, if its stale state changed since the last line.
 pub fn subflow_seen(now: Nanos, conn: ConnId, s: usize, sf: &ClientSubflow) {
     let state = (sf.watch.count(), sf.watch.is_stale());
-    let changed = LAST_SEEN.with(|seen| {
-        let mut seen = seen.borrow_mut();
-        let last = seen.entry((conn.0, s)).or_insert((0, false));
-        std::mem::replace(last, state) != state
-    });
+    // The first sighting goes out whatever the state, as on the kernel side.
+    let changed =
+        LAST_SEEN.with(|seen| seen.borrow_mut().insert((conn.0, s), state) != Some(state));
     if !changed {
         return;
     }
