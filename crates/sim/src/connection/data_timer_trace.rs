@@ -11,8 +11,8 @@
 //! expiry, with the interval in force (the one it re-arms the timer with,
 //! `msk->timer_ival`) and the data level's state (in flight, `snd_nxt - snd_una`; the send
 //! buffer; the peer's window from `snd_una`), kind 1 a subflow's state (numbered from 1,
-//! as Linux's `subflow_id`) with its own send buffer. One run per process: the last states seen are kept per
-//! thread, by connection number.
+//! as Linux's `subflow_id`) with its own send buffer. One run per process: the last states
+//! seen are kept per thread, by connection number.
 
 use super::ClientSubflow;
 use crate::ids::ConnId;
@@ -62,8 +62,8 @@ pub fn subflow_seen(now: Nanos, conn: ConnId, s: usize, sf: &ClientSubflow) {
         Jiffies::at(now).0,
         conn.0,
         s + 1,
-        sf.watch.count(),
-        u8::from(sf.watch.is_stale()),
+        state.0,
+        u8::from(state.1),
         sf.tx.cwnd() as u64,
         sf.tx.outstanding(),
         sf.tx.rtt.srtt / 1000,
