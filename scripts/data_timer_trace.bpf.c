@@ -50,29 +50,7 @@ struct event {
 	u32 window_kb;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 22);
-} events SEC(".maps");
-
-/* Events the ring buffer had no room for: the user-space side refuses a trace with any. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, u32);
-	__type(value, u64);
-} lost SEC(".maps");
-
-static void emit(const struct event *e)
-{
-	if (bpf_ringbuf_output(&events, (void *)e, sizeof(*e), 0) != 0) {
-		u32 zero = 0;
-		u64 *n = bpf_map_lookup_elem(&lost, &zero);
-
-		if (n)
-			__sync_fetch_and_add(n, 1);
-	}
-}
+#include "bpf_trace_events.h"
 
 extern const void mptcp_retransmit_timer __ksym;
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
@@ -107,7 +85,7 @@ int BPF_PROG(on_timer, struct timer_list *timer, unsigned long baseclk)
 		.window_kb = (u32)((msk->wnd_end - msk->snd_una) / 1000),
 	};
 
-	emit(&e);
+	emit_event(&e, sizeof(e));
 	return 0;
 }
 
@@ -141,6 +119,6 @@ int BPF_PROG(on_consult, struct mptcp_subflow_context *subflow)
 		e.srtt_us = tp->srtt_us >> 3;
 		e.sndbuf_kb = (u32)tp->inet_conn.icsk_inet.sk.sk_sndbuf / 1000;
 	}
-	emit(&e);
+	emit_event(&e, sizeof(e));
 	return 0;
 }

@@ -303,9 +303,14 @@ fn linux_mptcp_pushes_where_a_subflows_queued_data_ends() {
     for s in [0, 1] {
         let sent = w.data_sent(s).count();
         let pushed = pushed_dsns(&w, s);
-        // The scheduler keeps each queue fed, so its bursts mostly join queued data.
+        // The scheduler keeps each queue fed, so its bursts mostly join queued data: under
+        // one push in five segments, where a push at every burst's end would be one in
+        // one (each ACK frees one segment of send buffer for the next burst). A window of
+        // one never grows the send buffers past their first 46 kB, 31 segments each, so
+        // the faster subflow's queue drains while the connection waits for the slower
+        // one's data to be acknowledged, and the burst after that pushes.
         assert!(
-            !pushed.is_empty() && pushed.len() * 10 <= sent,
+            !pushed.is_empty() && pushed.len() * 5 <= sent,
             "subflow {s}: {} pushes in {sent} segments",
             pushed.len()
         );

@@ -105,20 +105,24 @@ fn coupled_algorithms_move_traffic_off_the_congested_path() {
             "{cc}: no better than one path"
         );
         assert!(v["group.mptcp.min_goodput_mbps"] > 5.0);
-        // ...and nearly with Linux's, which queues bursts on the congested subflow ahead
-        // of its window: the connection's goodput then dips for whole seconds, its data there
+        // ...but not with Linux's, which queues bursts on the congested subflow ahead of its
+        // window: the connection's goodput then dips for whole seconds, its data there
         // waiting out losses and timeouts while the free path's data fills the
-        // connection's send buffer behind it. The kernel backend does the same with LIA
-        // (9.27 Mbit/s, its worst second 0.44; docs/linux-fidelity.md).
+        // connection's send buffer behind it. The kernel backend does the same (LIA 9.27
+        // Mbit/s, its worst second 0.44; OLIA 7.23; docs/linux-fidelity.md).
         let linux_worst = linux[&variant]["group.mptcp.min_goodput_mbps"];
         let textbook_worst = v["group.mptcp.min_goodput_mbps"];
         assert!(
             linux_worst < textbook_worst / 4.0,
             "{cc}: worst second {linux_worst:.2} with Linux's scheduler, {textbook_worst:.2} without"
         );
+        // Still well above what a TCP flow on the congested path gets (a third of its 10
+        // Mbit/s), and below what the textbook scheduler gets.
         let total = linux[&variant]["group.mptcp.goodput_mbps"];
-        // Still close to the best path's 9.7 Mbit/s (the kernel's LIA: 9.27).
-        assert!(total >= 8.0, "{cc}: {total:.2} with Linux's scheduler");
+        assert!(
+            total >= 5.0 && total < v["group.mptcp.goodput_mbps"],
+            "{cc}: {total:.2} with Linux's scheduler"
+        );
     }
 }
 

@@ -42,6 +42,12 @@ pub struct Client {
     /// MPTCP: the scheduler is consulted in the current sending pass with data waiting
     /// (`__mptcp_push_pending()` with a send head), whether or not any can go.
     pass_consulted: bool,
+    /// MPTCP: subflows that took an ACK in the current sending pass, a bit each: after the
+    /// push, `tcp_check_space()` looks at each (see `linger::expand_sndbuf`).
+    pass_acked: u32,
+    /// MPTCP: the application waits for room in the connection's send buffer (the socket's
+    /// `SOCK_NOSPACE`, which the subflows share: their sockets are grafted onto it).
+    writer_waiting: bool,
     /// MPTCP: the data-level timer's interval, read when the scheduler was last consulted.
     data_timer_interval: Jiffies,
     /// MPTCP: what the data-level timer's last expiry re-sends, on its idle subflow.
@@ -88,6 +94,8 @@ impl Client {
             pass_sent_new: 0,
             pass_scheduled: false,
             pass_consulted: false,
+            pass_acked: 0,
+            writer_waiting: false,
             data_timer_interval: retransmit::MIN_INTERVAL,
             data_retransmit: None,
             data_retransmissions: 0,
@@ -286,6 +294,9 @@ impl Client {
 
     /// An ACK on established subflow `s`.
     fn on_ack(&mut self, now: Nanos, s: usize, pkt: &Packet) {
+        // Where the application's writes had reached before this ACK.
+        let write_limit = self.write_limit();
+        let written = self.written(write_limit);
         let sf = &mut self.subflows[s];
         let before = sf.tx.state;
         let first_data_ack = sf.tx.snd_una == 0;
@@ -298,6 +309,7 @@ impl Client {
         // own for the ACK's sequence number to be checked against.
         sf.ack_tsval_ms = pkt.ack_tsval_ms;
         let res = sf.tx.on_ack(now, pkt);
+        self.pass_acked |= 1 << s;
         let data_advanced = self.data.on_data_ack(pkt.dsn, pkt.rwnd as u64) > 0;
         let tx = &sf.tx;
         // What the congestion control grows by: what this ACK newly delivered, SACKed
@@ -320,6 +332,7 @@ impl Client {
         }
         if data_advanced {
             self.last_progress = now;
+            self.wake_writer(written, write_limit);
         }
         if res.probe_repaired_loss {
             self.reduce_after_probe(s, ack.snd_una);
@@ -426,6 +439,26 @@ impl Client {
         }
         let sndbuf: u64 = self.subflows.iter().map(|sf| sf.sndbuf).sum();
         (sndbuf / MSS as u64).max(1)
+    }
+
+    /// Where the application's writes have reached, in segments: it writes as soon as the
+    /// send buffer has room, up to what it has.
+    fn written(&self, write_limit: u64) -> u64 {
+        self.data
+            .app_limit
+            .min(self.data.una.saturating_add(write_limit))
+    }
+
+    /// The DATA_ACK advanced, the application having written up to `written`: if the send
+    /// buffer is now writeable (its free room at least half of what it holds,
+    /// `sk_stream_is_writeable()`), `__mptcp_clean_una()`'s `mptcp_write_space()` wakes the
+    /// application and `sk_stream_write_space()` clears `SOCK_NOSPACE`, until the
+    /// application has filled the buffer again (`end_pass`).
+    fn wake_writer(&mut self, written: u64, write_limit: u64) {
+        let held = written.saturating_sub(self.data.una);
+        if 2 * write_limit.saturating_sub(held) >= held {
+            self.writer_waiting = false;
+        }
     }
 
     /// The data level advanced: the timer starts over, or stops when everything written
@@ -606,6 +639,7 @@ impl Client {
         let Queued { dsn, push } = sf.queue.pop()?;
         let seq = sf.tx.send_new(dsn, push, now);
         self.pass_sent_new |= 1 << s;
+        self.after_new_data_sent(s);
         Some(self.data_packet(s, seq, dsn, skb_end, now))
     }
 
@@ -634,18 +668,35 @@ impl Client {
         self.data.count_resent();
         let seq = self.subflows[s].tx.send_new(dsn, push, now);
         self.pass_sent_new |= 1 << s;
+        self.after_new_data_sent(s);
         Some(self.data_packet(s, seq, dsn, skb_end, now))
+    }
+
+    /// Subflow `s` sent a segment of new data. Once that completes an skb,
+    /// `tcp_event_new_data_sent()` (net/ipv4/tcp_output.c) runs `tcp_check_space()`, as
+    /// it does since Linux 5.19 (commit 4bfe744ff164, "tcp: fix potential xmit stalls
+    /// caused by TCP_NOTSENT_LOWAT"): with the application waiting for room and the window
+    /// not yet full, the send buffer grows to twice the window. So while the writer waits,
+    /// a push that leaves room after an skb grows it, as in slow start, where each ACK
+    /// opens more room than one skb takes.
+    fn after_new_data_sent(&mut self, s: usize) {
+        let sf = &mut self.subflows[s];
+        if self.writer_waiting && sf.skb_sent() {
+            linger::expand_sndbuf(sf);
+        }
     }
 
     /// After a sending pass: each established subflow that sent or is held by its window
     /// records its window use (Linux's `tcp_cwnd_validate()` after `tcp_write_xmit()`), and
     /// one that sent new data schedules its tail loss probe; the timer table follows the
-    /// timers of those that sent.
+    /// timers of those that sent. Each that took an ACK has its send buffer looked at
+    /// (`tcp_check_space()` after the ACK's push, before the application, if woken, writes).
     fn end_pass(&mut self, now: Nanos) {
         let sent = std::mem::take(&mut self.pass_sent);
         let sent_new = std::mem::take(&mut self.pass_sent_new);
         let scheduled = std::mem::take(&mut self.pass_scheduled);
         let consulted = std::mem::take(&mut self.pass_consulted);
+        let acked = std::mem::take(&mut self.pass_acked);
         if self.mptcp && (scheduled || consulted) {
             // Linux reads the interval whenever it consults the scheduler
             // (`mptcp_subflow_get_send()`), before this pass's segments arm any subflow
@@ -660,6 +711,9 @@ impl Client {
             if !sf.is_established() {
                 continue;
             }
+            if acked & (1 << s) != 0 && self.writer_waiting {
+                linger::expand_sndbuf(sf);
+            }
             sf.end_skb();
             let sent_here = sent & (1 << s) != 0;
             if sent_here || !sf.tx.has_room() {
@@ -671,6 +725,12 @@ impl Client {
             if sent_here {
                 self.timers.follow(s, sf.tx.timer_deadline());
             }
+        }
+        // The application has written what the send buffer takes; with more to write it
+        // waits for room (`sk_stream_wait_memory()` sets `SOCK_NOSPACE`).
+        let write_limit = self.write_limit();
+        if self.mptcp && self.data.app_limit > self.written(write_limit) {
+            self.writer_waiting = true;
         }
     }
 

@@ -35,7 +35,7 @@ pub struct ClientSubflow {
     /// The pacing rate averaged over the bursts it was given, bytes per second
     /// (`subflow->avg_pacing_rate`); 0 until the scheduler first looks at it.
     pub avg_pacing_rate: u64,
-    /// Its send buffer, bytes (`sk_sndbuf`); grows with the window, never shrinks.
+    /// Its send buffer, bytes (`sk_sndbuf`); autotuned (`mptcp::linger`), never shrinks.
     pub sndbuf: u64,
     /// The TSval of the latest ACK (or SYN-ACK) it took, echoed in its segments.
     pub ack_tsval_ms: u32,
@@ -83,6 +83,12 @@ impl ClientSubflow {
             self.skb.start(gso::skb_segments(&self.tx, available));
         }
         self.skb.take()
+    }
+
+    /// Whether its last segment of new data completed an skb: `tcp_write_xmit()` has
+    /// handed that skb to `tcp_event_new_data_sent()`.
+    pub fn skb_sent(&self) -> bool {
+        self.skb.is_done()
     }
 
     /// The sending pass ended, and with it any skb still being sent.
