@@ -20,6 +20,9 @@ char LICENSE[] SEC("license") = "GPL";
 struct event {
 	u64 at_ns;
 	u64 sock;
+	/* 1 when the socket at this address is not the one the last event there was for (a
+	 * subflow freed and another allocated in its place): its history starts over. */
+	u32 fresh;
 	u32 sndbuf;
 	u32 cwnd;
 	/* tcp_packets_in_flight(): packets out, less SACKed and lost, plus retransmitted. */
@@ -30,14 +33,19 @@ struct event {
 
 #include "bpf_trace_events.h"
 
-/* Per subflow socket: the send buffer the last event said. Entries stay for the program's
- * life (one run per program). */
+/* Per subflow socket address: the send buffer the last event said, and the segments the
+ * socket had sent then, which only grow while it lives. */
+struct seen {
+	u32 sndbuf;
+	u32 segs_out;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
 	__type(key, u64);
-	__type(value, u32);
-} last_sndbuf SEC(".maps");
+	__type(value, struct seen);
+} last_seen SEC(".maps");
 
 SEC("tp_btf/tcp_probe")
 int BPF_PROG(on_segment, struct sock *sk, struct sk_buff *skb)
@@ -47,16 +55,20 @@ int BPF_PROG(on_segment, struct sock *sk, struct sk_buff *skb)
 	if (!tp || !BPF_CORE_READ_BITFIELD(tp, is_mptcp))
 		return 0;
 	u64 key = (u64)sk;
-	u32 sndbuf = sk->sk_sndbuf;
-	u32 *seen = bpf_map_lookup_elem(&last_sndbuf, &key);
+	struct seen now = { .sndbuf = sk->sk_sndbuf, .segs_out = tp->segs_out };
+	struct seen *before = bpf_map_lookup_elem(&last_seen, &key);
+	u32 fresh = !before || now.segs_out < before->segs_out;
 
-	if (seen && *seen == sndbuf)
+	if (!fresh && before->sndbuf == now.sndbuf) {
+		before->segs_out = now.segs_out;
 		return 0;
-	bpf_map_update_elem(&last_sndbuf, &key, &sndbuf, BPF_ANY);
+	}
+	bpf_map_update_elem(&last_seen, &key, &now, BPF_ANY);
 	struct event e = {
 		.at_ns = bpf_ktime_get_ns(),
 		.sock = key,
-		.sndbuf = sndbuf,
+		.fresh = fresh,
+		.sndbuf = now.sndbuf,
 		.cwnd = tp->snd_cwnd,
 		.in_flight = tp->packets_out - tp->sacked_out - tp->lost_out + tp->retrans_out,
 		.unsent = tp->write_seq - tp->snd_nxt,

@@ -572,7 +572,9 @@ impl Client {
 
     /// Subflow `s`'s tail loss probe: a new segment whatever its window, if it has one
     /// (taken from its queue, or for plain TCP from the application's data), or its last
-    /// segment again.
+    /// segment again. Linux's `tcp_event_new_data_sent()` checks the send buffer after a new
+    /// one too; a probe goes only with the window full (new data the window had room for
+    /// would have gone already), so that check never grows the buffer and is left out.
     fn send_probe(&mut self, s: usize, now: Nanos) -> Option<Packet> {
         let new_data = match self.subflows[s].tx.probe() {
             Some(Probe::NewData) if self.mptcp => self.subflows[s].queue.pop(),
@@ -601,6 +603,12 @@ impl Client {
     /// `mptcp_propagate_sndbuf()`) holds all the application may write.
     fn fill_send_queues(&mut self) {
         let write_limit = self.write_limit();
+        // An application with more to write than the buffer takes has filled it and waits:
+        // `mptcp_sendmsg()` sets `SOCK_NOSPACE` before its `__mptcp_push_pending()`, so the
+        // skbs this push sends are checked with the writer waiting.
+        if self.data.app_limit > self.written(write_limit) {
+            self.writer_waiting = true;
+        }
         while self.data.has_data_within(write_limit) {
             let burst = linger::SEND_BURST_BYTES.min(self.data.window_room() * MSS as u64);
             let Some(s) = linger::pick(&mut self.subflows, burst) else {
