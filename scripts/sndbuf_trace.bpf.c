@@ -57,11 +57,14 @@ int BPF_PROG(on_segment, struct sock *sk, struct sk_buff *skb)
 	u64 key = (u64)sk;
 	struct seen now = { .sndbuf = sk->sk_sndbuf, .segs_out = tp->segs_out };
 	struct seen *before = bpf_map_lookup_elem(&last_seen, &key);
-	u32 fresh = !before || now.segs_out < before->segs_out;
+	u32 fresh = 1;
 
-	if (!fresh && before->sndbuf == now.sndbuf) {
-		before->segs_out = now.segs_out;
-		return 0;
+	if (before && now.segs_out >= before->segs_out) {
+		fresh = 0;
+		if (before->sndbuf == now.sndbuf) {
+			before->segs_out = now.segs_out;
+			return 0;
+		}
 	}
 	bpf_map_update_elem(&last_seen, &key, &now, BPF_ANY);
 	struct event e = {
