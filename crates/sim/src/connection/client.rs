@@ -294,9 +294,8 @@ impl Client {
 
     /// An ACK on established subflow `s`.
     fn on_ack(&mut self, now: Nanos, s: usize, pkt: &Packet) {
-        // Where the application's writes had reached before this ACK.
-        let write_limit = self.write_limit();
-        let written = self.written(write_limit);
+        // Where the data level stood before this ACK, for where the writes had reached.
+        let una_before = self.data.una;
         let sf = &mut self.subflows[s];
         let before = sf.tx.state;
         let first_data_ack = sf.tx.snd_una == 0;
@@ -332,7 +331,7 @@ impl Client {
         }
         if data_advanced {
             self.last_progress = now;
-            self.wake_writer(written, write_limit);
+            self.wake_writer(una_before);
         }
         if res.probe_repaired_loss {
             self.reduce_after_probe(s, ack.snd_una);
@@ -441,21 +440,30 @@ impl Client {
         (sndbuf / MSS as u64).max(1)
     }
 
-    /// Where the application's writes have reached, in segments: it writes as soon as the
-    /// send buffer has room, up to what it has.
-    fn written(&self, write_limit: u64) -> u64 {
-        self.data
-            .app_limit
-            .min(self.data.una.saturating_add(write_limit))
+    /// Where the application's writes reach, in segments, with the data level acknowledged
+    /// up to `una`: it writes as soon as the send buffer has room, up to what it has.
+    fn written(&self, una: u64, write_limit: u64) -> u64 {
+        self.data.app_limit.min(una.saturating_add(write_limit))
     }
 
-    /// The DATA_ACK advanced, the application having written up to `written`: if the send
-    /// buffer is now writeable (its free room at least half of what it holds,
-    /// `sk_stream_is_writeable()`), `__mptcp_clean_una()`'s `mptcp_write_space()` wakes the
-    /// application and `sk_stream_write_space()` clears `SOCK_NOSPACE`, until the
-    /// application has filled the buffer again (`end_pass`).
-    fn wake_writer(&mut self, written: u64, write_limit: u64) {
-        let held = written.saturating_sub(self.data.una);
+    /// An application with more to write than the send buffer takes has filled it and
+    /// waits for room (`sk_stream_wait_memory()` sets `SOCK_NOSPACE`).
+    fn mark_writer_if_waiting(&mut self, write_limit: u64) {
+        if self.data.app_limit > self.written(self.data.una, write_limit) {
+            self.writer_waiting = true;
+        }
+    }
+
+    /// The DATA_ACK advanced from `una_before`, up to which the application had written
+    /// what the buffer took: if the send buffer is now writeable (its free room at least
+    /// half of what it holds, `sk_stream_is_writeable()`), `__mptcp_clean_una()`'s
+    /// `mptcp_write_space()` wakes the application and `sk_stream_write_space()` clears
+    /// `SOCK_NOSPACE`, until the application has filled the buffer again.
+    fn wake_writer(&mut self, una_before: u64) {
+        let write_limit = self.write_limit();
+        let held = self
+            .written(una_before, write_limit)
+            .saturating_sub(self.data.una);
         if 2 * write_limit.saturating_sub(held) >= held {
             self.writer_waiting = false;
         }
@@ -603,12 +611,9 @@ impl Client {
     /// `mptcp_propagate_sndbuf()`) holds all the application may write.
     fn fill_send_queues(&mut self) {
         let write_limit = self.write_limit();
-        // An application with more to write than the buffer takes has filled it and waits:
         // `mptcp_sendmsg()` sets `SOCK_NOSPACE` before its `__mptcp_push_pending()`, so the
         // skbs this push sends are checked with the writer waiting.
-        if self.data.app_limit > self.written(write_limit) {
-            self.writer_waiting = true;
-        }
+        self.mark_writer_if_waiting(write_limit);
         while self.data.has_data_within(write_limit) {
             let burst = linger::SEND_BURST_BYTES.min(self.data.window_room() * MSS as u64);
             let Some(s) = linger::pick(&mut self.subflows, burst) else {
@@ -734,11 +739,10 @@ impl Client {
                 self.timers.follow(s, sf.tx.timer_deadline());
             }
         }
-        // The application has written what the send buffer takes; with more to write it
-        // waits for room (`sk_stream_wait_memory()` sets `SOCK_NOSPACE`).
-        let write_limit = self.write_limit();
-        if self.mptcp && self.data.app_limit > self.written(write_limit) {
-            self.writer_waiting = true;
+        // The application has written what the send buffer takes, and waits if it has more.
+        if self.mptcp {
+            let write_limit = self.write_limit();
+            self.mark_writer_if_waiting(write_limit);
         }
     }
 
